@@ -1,0 +1,125 @@
+#include "cli/bench_options.h"
+
+#include "cli/flag_parser.h"
+#include "cli/flag_values.h"
+#include "cli/log_setup.h"
+
+namespace scalelab::cli {
+
+namespace {
+
+const std::vector<Flag>& bench_flags() {
+    static const std::vector<Flag> flags = [] {
+        const ThroughputConfig defaults;
+        const std::string what = "What to measure", how = "How to measure", io = "Output";
+        return std::vector<Flag>{
+            {"model", "M1,M2", "models, comma-separated (default cnn)", what},
+            {"width", "K",
+             "widening factor k of wrn (default " + std::to_string(defaults.width) + ")", what},
+            {"batch", "B1,B2", "batch sizes, comma-separated (default 128)", what},
+            {"threads", "T1,T2", "CPU thread counts, comma-separated (default 1)", what},
+            {"channels", "N",
+             "image channels, 1 or 3 (default " + std::to_string(defaults.channels) + ")", what},
+            {"size", "N",
+             "image side, a multiple of 4 (default " + std::to_string(defaults.image_size) + ")",
+             what},
+            {"warmup-steps", "N",
+             "untimed steps first (default " + std::to_string(defaults.warmup_steps) + ")", how},
+            {"windows", "N",
+             "timed windows; the median is reported (default " + std::to_string(defaults.windows) +
+                 ")",
+             how},
+            {"images", "N",
+             "images per window (default " + std::to_string(defaults.images_per_window) + ")", how},
+            {"json", "", "print one JSON object per result row", io},
+            {"log-level", "LEVEL", log_level_names() + " (default info), logs go to stderr", io},
+            {"help", "", "show this help", io},
+        };
+    }();
+    return flags;
+}
+
+// A problem for a value that is not a positive whole number, or "" after storing it.
+std::string read_positive(const GivenFlag& given, int& out) {
+    const auto value = parse_int(given.value);
+    if (!value || *value < 1)
+        return "--" + given.name + " expects a positive whole number, got '" + given.value + "'";
+    out = *value;
+    return {};
+}
+
+std::string read_positive_list(const GivenFlag& given, std::vector<int>& out) {
+    const auto values = parse_int_list(given.value);
+    bool positive = values && !values->empty();
+    for (int v : values.value_or(std::vector<int>{}))
+        positive = positive && v >= 1;
+    if (!positive)
+        return "--" + given.name + " expects positive whole numbers like 32,128, got '" +
+               given.value + "'";
+    out = *values;
+    return {};
+}
+
+std::string apply(const GivenFlag& given, BenchTrainOptions& options) {
+    ThroughputConfig& base = options.base;
+    if (given.name == "model") {
+        options.models = split_list(given.value);
+        if (options.models.empty())
+            return "--model needs at least one model name";
+        return {};
+    }
+    if (given.name == "width")
+        return read_positive(given, base.width);
+    if (given.name == "batch")
+        return read_positive_list(given, options.batches);
+    if (given.name == "threads")
+        return read_positive_list(given, options.threads);
+    if (given.name == "channels")
+        return read_positive(given, base.channels);
+    if (given.name == "size")
+        return read_positive(given, base.image_size);
+    if (given.name == "warmup-steps")
+        return read_positive(given, base.warmup_steps);
+    if (given.name == "windows")
+        return read_positive(given, base.windows);
+    if (given.name == "images")
+        return read_positive(given, base.images_per_window);
+    if (given.name == "json") {
+        options.json = true;
+        return {};
+    }
+    if (given.name == "log-level") {
+        if (!is_log_level(given.value))
+            return "--log-level expects " + log_level_names() + ", got '" + given.value + "'";
+        options.log_level = given.value;
+    }
+    return {};
+}
+
+}  // namespace
+
+ParsedBenchTrainOptions parse_bench_train_options(const std::vector<std::string>& args) {
+    const ParsedFlags flags = parse_flags(args, bench_flags());
+    ParsedBenchTrainOptions parsed;
+    parsed.problems = flags.problems;
+    parsed.options.help = flags.has("help");
+    for (const GivenFlag& given : flags.given)
+        if (std::string problem = apply(given, parsed.options); !problem.empty())
+            parsed.problems.push_back(std::move(problem));
+    return parsed;
+}
+
+std::string bench_help() {
+    return format_help(
+        "scalelab-cli bench train [flags]",
+        "Measures training throughput: the training step of a run (forward, loss, backward,\n"
+        "SGD update) on in-memory batches, timed in windows after a warm-up. Prints images/s\n"
+        "(median, min-max over the windows) and the GFLOP/s that implies, one row per\n"
+        "combination of --model, --batch and --threads.",
+        bench_flags(),
+        "Examples:\n"
+        "  scalelab-cli bench train --model cnn --batch 128 --threads 1\n"
+        "  scalelab-cli bench train --model cnn,resnet8 --batch 32,128,512 --threads 1,2 --json");
+}
+
+}  // namespace scalelab::cli

@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "train/throughput.h"
+
+namespace scalelab::cli {
+
+// What `scalelab-cli bench train` was asked to measure: every combination of the listed
+// models, batches and thread counts, each with the settings in `base`.
+struct BenchTrainOptions {
+    std::vector<std::string> models{"cnn"};
+    std::vector<int> batches{128};
+    std::vector<int> threads{1};
+    ThroughputConfig base;  // width, image geometry, warm-up, windows and their length
+    bool json = false;      // one JSON object per result row instead of a table
+    std::string log_level = "info";
+    bool help = false;
+};
+
+struct ParsedBenchTrainOptions {
+    BenchTrainOptions options;
+    std::vector<std::string> problems;  // each says what to change; empty: options are usable
+};
+
+// Reads the words after "bench train".
+ParsedBenchTrainOptions parse_bench_train_options(const std::vector<std::string>& args);
+
+std::string bench_help();
+
+}  // namespace scalelab::cli

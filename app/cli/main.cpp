@@ -1,0 +1,59 @@
+// scalelab-cli: trains and benchmarks ScaleLab models from a terminal or a script.
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "cli/bench_command.h"
+#include "cli/exit_codes.h"
+#include "cli/report_problems.h"
+#include "cli/train_command.h"
+
+namespace {
+
+constexpr const char* usage =
+    "Usage:\n"
+    "  scalelab-cli train [flags]        train one run, print a summary line per epoch\n"
+    "  scalelab-cli bench train [flags]  measure training throughput (images/s, GFLOP/s)\n"
+    "  scalelab-cli --help | --version\n"
+    "\n"
+    "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"
+    "'scalelab-cli train --help' or 'scalelab-cli bench --help' for each command's flags.\n"
+    "\n"
+    "Exit codes: 0 finished or reached the target, 1 failed, 2 bad input (nothing run),\n"
+    "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C).\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace scalelab::cli;
+    const std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) {
+        std::fputs(usage, stderr);
+        return exit_bad_input;
+    }
+    const std::string& command = args.front();
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    try {
+        if (command == "--help" || command == "-h" || command == "help") {
+            std::fputs(usage, stdout);
+            return exit_ok;
+        }
+        if (command == "--version") {
+            std::puts("scalelab-cli " SCALELAB_VERSION);
+            return exit_ok;
+        }
+        if (command == "train")
+            return run_train_command(rest);
+        if (command == "bench")
+            return run_bench_command(rest);
+    } catch (const std::exception& error) {
+        // The engine reports what a user can fix as scalelab::Error, handled in the commands;
+        // anything reaching here is a bug or the machine (out of memory), not bad input.
+        std::fprintf(stderr, "scalelab-cli: internal error: %s\n", error.what());
+        return exit_failed;
+    }
+    return report_problems({"unknown command '" + command + "': use train or bench"},
+                           "scalelab-cli --help");
+}

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "train/metrics.h"
+
+namespace scalelab::cli {
+
+// Writes every metric event as one JSON object per line (the --metrics-out format):
+//   {"type":"step","step","epoch","loss","accuracy","lr","images_per_s"}
+//   {"type":"epoch", the same keys ("loss" and "accuracy" of the training epoch, "lr" at its
+//    end), "train_loss","train_accuracy","val_loss","val_accuracy","epoch_seconds"}
+//   {"type":"end","status","message","step","epoch"}
+// Rows go through stdio's buffer, so a step costs a formatted copy, not a system call; the file
+// is flushed at each epoch and at the end, so a reader following the file sees whole epochs.
+class MetricsJsonlSink : public MetricsSink {
+  public:
+    // Creates or truncates `path`; throws std::runtime_error saying why when it cannot.
+    explicit MetricsJsonlSink(const std::string& path);
+
+    void on_step(const StepMetrics&) override;
+    void on_epoch(const EpochMetrics&) override;
+    void on_end(const RunEnd&) override;
+
+  private:
+    void write_row(const std::string& row);
+
+    struct CloseFile {
+        void operator()(std::FILE* file) const { std::fclose(file); }
+    };
+
+    std::string path_;
+    std::unique_ptr<std::FILE, CloseFile> file_;
+    double last_lr_ = 0;  // epoch rows carry the learning rate of the epoch's last step
+};
+
+}  // namespace scalelab::cli

@@ -1,0 +1,92 @@
+#include "cli/progress_printer.h"
+
+#include <spdlog/fmt/fmt.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace scalelab::cli {
+
+namespace {
+
+constexpr auto redraw_interval = std::chrono::milliseconds(100);
+constexpr int bar_width = 20;
+
+std::string duration_text(double seconds) {
+    const long total = std::lround(std::max(0.0, seconds));
+    if (total >= 3600)
+        return fmt::format("{}:{:02}:{:02}", total / 3600, total / 60 % 60, total % 60);
+    return fmt::format("{}:{:02}", total / 60, total % 60);
+}
+
+}  // namespace
+
+ProgressPrinter::ProgressPrinter(std::FILE* out, int epochs, bool draw_bar)
+    : out_(out), epochs_(epochs), draw_bar_(draw_bar) {}
+
+void ProgressPrinter::on_step(const StepMetrics& m) {
+    if (!draw_bar_)
+        return;
+    const auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    if (m.step_in_epoch == 1) {
+        epoch_start_ = now;
+        smoothed_images_per_s_ = m.images_per_s;
+    }
+    // Single steps are noisy; an exponential average keeps the figure readable.
+    smoothed_images_per_s_ = 0.9 * smoothed_images_per_s_ + 0.1 * m.images_per_s;
+    if (now - last_draw_ < redraw_interval && m.step_in_epoch != m.steps_per_epoch)
+        return;
+    draw_bar(m, now);
+}
+
+void ProgressPrinter::draw_bar(const StepMetrics& m, Clock::time_point now) {
+    last_draw_ = now;
+    const int steps = std::max(1, m.steps_per_epoch);
+    const int filled = bar_width * std::clamp(m.step_in_epoch, 0, steps) / steps;
+    std::string line =
+        fmt::format("epoch {}/{} [{}{}] {}/{}  loss {:.4f}  {:.0f} img/s", m.epoch, epochs_,
+                    std::string(filled, '#'), std::string(bar_width - filled, '.'), m.step_in_epoch,
+                    steps, m.loss, smoothed_images_per_s_);
+    // The first step of an epoch only starts the clock; from the second on, the time per step
+    // so far times the steps left in the run (evaluation excluded).
+    if (m.step_in_epoch > 1) {
+        const double seconds_per_step =
+            std::chrono::duration<double>(now - epoch_start_).count() / (m.step_in_epoch - 1);
+        const double steps_left =
+            double(steps - m.step_in_epoch) + double(epochs_ - m.epoch) * steps;
+        line += "  ETA " + duration_text(seconds_per_step * steps_left);
+    }
+    fmt::print(out_, "\r{}\033[K", line);
+    std::fflush(out_);
+    bar_shown_ = true;
+}
+
+void ProgressPrinter::clear_bar() {
+    if (!bar_shown_)
+        return;
+    std::fputs("\r\033[K", out_);
+    bar_shown_ = false;
+}
+
+void ProgressPrinter::on_epoch(const EpochMetrics& m) {
+    std::lock_guard lock(mutex_);
+    clear_bar();
+    fmt::print(out_,
+               "epoch {}/{}  train loss {:.4f} acc {:.4f}  val loss {:.4f} acc {:.4f}  "
+               "{:.1f} s  {:.0f} img/s\n",
+               m.epoch, epochs_, m.train_loss, m.train_accuracy, m.val_loss, m.val_accuracy,
+               m.epoch_seconds, m.images_per_s);
+    std::fflush(out_);
+}
+
+void ProgressPrinter::on_end(const RunEnd& end) {
+    std::lock_guard lock(mutex_);
+    clear_bar();
+    fmt::print(out_, "{} at epoch {}, step {}{}{}\n", to_string(end.status), end.epoch, end.step,
+               end.message.empty() ? "" : ": ", end.message);
+    std::fflush(out_);
+}
+
+}  // namespace scalelab::cli

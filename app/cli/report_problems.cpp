@@ -1,0 +1,20 @@
+#include "cli/report_problems.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "cli/exit_codes.h"
+
+namespace scalelab::cli {
+
+int report_problems(const std::vector<std::string>& problems, const std::string& help_command) {
+    for (const std::string& problem : problems) {
+        std::istringstream lines(problem);
+        for (std::string line; std::getline(lines, line);)
+            std::fprintf(stderr, "error: %s\n", line.c_str());
+    }
+    std::fprintf(stderr, "Run '%s' for the flags.\n", help_command.c_str());
+    return exit_bad_input;
+}
+
+}  // namespace scalelab::cli

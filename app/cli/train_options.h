@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "train/run_spec.h"
+
+namespace scalelab::cli {
+
+// What `scalelab-cli train` was asked to do.
+struct TrainOptions {
+    RunSpec spec;             // the --config file (if any), then the flags on top of it
+    std::string metrics_out;  // JSONL file for step, epoch and end rows; empty: none
+    std::string log_level = "info";
+    bool help = false;
+};
+
+struct ParsedTrainOptions {
+    TrainOptions options;
+    std::vector<std::string> problems;  // each says what to change; empty: options are usable
+};
+
+// Reads the words after "train". Reads the --config file, so its problems (invalid JSON with
+// the line, unknown keys, wrong types) come back here too. Does not call RunSpec::validate():
+// the command does, after the whole spec is known.
+ParsedTrainOptions parse_train_options(const std::vector<std::string>& args);
+
+std::string train_help();
+
+}  // namespace scalelab::cli

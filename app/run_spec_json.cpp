@@ -1,0 +1,293 @@
+#include "run_spec_json.h"
+
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonParseError>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "error.h"
+
+namespace scalelab {
+
+namespace {
+
+std::string quoted(const QString& s) {
+    return '"' + s.toStdString() + '"';
+}
+
+// How a problem names the value it found, so that the user can find it in the file.
+std::string describe(const QJsonValue& value) {
+    switch (value.type()) {
+        case QJsonValue::Null:
+            return "null";
+        case QJsonValue::Bool:
+            return value.toBool() ? "true" : "false";
+        case QJsonValue::Double:
+            return QString::number(value.toDouble(), 'g', 17).toStdString();
+        case QJsonValue::String:
+            return "the string " + quoted(value.toString());
+        case QJsonValue::Array:
+            return "an array";
+        case QJsonValue::Object:
+            return "an object";
+        case QJsonValue::Undefined:
+            break;
+    }
+    return "nothing";
+}
+
+std::string wrong(const char* key, const std::string& expected, const QJsonValue& got) {
+    return std::string("\"") + key + "\" must be " + expected + ", got " + describe(got);
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+    std::string out;
+    for (const auto& item : items)
+        out += (out.empty() ? "" : separator) + item;
+    return out;
+}
+
+bool is_whole_number_in(const QJsonValue& value, double low, double high) {
+    if (!value.isDouble())
+        return false;
+    const double v = value.toDouble();
+    return std::floor(v) == v && v >= low && v <= high;
+}
+
+// Writers: one per field type.
+QJsonValue to_json(const std::string& v) {
+    return QString::fromStdString(v);
+}
+QJsonValue to_json(int v) {
+    return v;
+}
+QJsonValue to_json(double v) {
+    return v;
+}
+QJsonValue to_json(bool v) {
+    return v;
+}
+QJsonValue to_json(ScheduleKind v) {
+    return QString::fromUtf8(to_string(v));
+}
+QJsonValue to_json(WarmupUnit v) {
+    return QString::fromUtf8(to_string(v));
+}
+QJsonValue to_json(const std::vector<int>& v) {
+    QJsonArray array;
+    for (int x : v)
+        array.append(x);
+    return array;
+}
+// JSON numbers are exact only up to the int64 range Qt keeps integers in; a larger seed is
+// written as a decimal string so that it reads back unchanged.
+QJsonValue to_json(std::uint64_t v) {
+    if (v <= std::uint64_t(std::numeric_limits<qint64>::max()))
+        return qint64(v);
+    return QString::number(v);
+}
+
+// Readers: one per field type. Each returns what is wrong with the value, or "" when it fits.
+std::string from_json(const char* key, const QJsonValue& value, std::string& out) {
+    if (!value.isString())
+        return wrong(key, "a string", value);
+    out = value.toString().toStdString();
+    return {};
+}
+
+std::string from_json(const char* key, const QJsonValue& value, int& out) {
+    constexpr double low = std::numeric_limits<int>::min(), high = std::numeric_limits<int>::max();
+    if (!is_whole_number_in(value, low, high))
+        return wrong(key, "a whole number", value);
+    out = value.toInt();
+    return {};
+}
+
+std::string from_json(const char* key, const QJsonValue& value, double& out) {
+    if (!value.isDouble())
+        return wrong(key, "a number", value);
+    out = value.toDouble();
+    return {};
+}
+
+std::string from_json(const char* key, const QJsonValue& value, bool& out) {
+    if (!value.isBool())
+        return wrong(key, "true or false", value);
+    out = value.toBool();
+    return {};
+}
+
+std::string from_json(const char* key, const QJsonValue& value, std::uint64_t& out) {
+    constexpr const char* expected = "a whole number from 0 to 18446744073709551615";
+    if (value.isString()) {
+        bool ok = false;
+        const qulonglong parsed = value.toString().toULongLong(&ok);
+        if (!ok)
+            return wrong(key, expected, value);
+        out = parsed;
+        return {};
+    }
+    if (!is_whole_number_in(value, 0, double(std::numeric_limits<qint64>::max())))
+        return wrong(key, std::string(expected) + " (write seeds above 2^63 as a string)", value);
+    out = std::uint64_t(value.toInteger());
+    return {};
+}
+
+std::string from_json(const char* key, const QJsonValue& value, std::vector<int>& out) {
+    constexpr const char* expected = "an array of whole numbers (epochs, e.g. [30, 60])";
+    if (!value.isArray())
+        return wrong(key, expected, value);
+    std::vector<int> parsed;
+    for (const QJsonValue& item : value.toArray()) {
+        int epoch = 0;
+        if (!from_json(key, item, epoch).empty())
+            return wrong(key, expected, item);
+        parsed.push_back(epoch);
+    }
+    out = std::move(parsed);
+    return {};
+}
+
+template <typename Enum>
+std::string read_enum(const char* key, const QJsonValue& value, Enum& out,
+                      std::optional<Enum> (*parse)(std::string_view),
+                      std::initializer_list<Enum> choices) {
+    const auto parsed = value.isString() ? parse(value.toString().toStdString()) : std::nullopt;
+    if (!parsed) {
+        std::vector<std::string> names;
+        for (Enum choice : choices)
+            names.emplace_back('"' + std::string(to_string(choice)) + '"');
+        return wrong(key, "one of " + join(names, ", "), value);
+    }
+    out = *parsed;
+    return {};
+}
+
+std::string from_json(const char* key, const QJsonValue& value, ScheduleKind& out) {
+    return read_enum(key, value, out, parse_schedule,
+                     {ScheduleKind::Constant, ScheduleKind::Step, ScheduleKind::MultiStep,
+                      ScheduleKind::Cosine});
+}
+
+std::string from_json(const char* key, const QJsonValue& value, WarmupUnit& out) {
+    return read_enum(key, value, out, parse_warmup_unit, {WarmupUnit::Epochs, WarmupUnit::Steps});
+}
+
+// One entry per RunSpec field, so that writing, reading and the list of keys cannot disagree.
+struct Field {
+    const char* key;
+    std::function<QJsonValue(const RunSpec&)> write;
+    std::function<std::string(const QJsonValue&, RunSpec&)> read;
+};
+
+template <typename T>
+Field field(const char* key, T RunSpec::*member) {
+    return {key, [member](const RunSpec& spec) { return to_json(spec.*member); },
+            [key, member](const QJsonValue& value, RunSpec& spec) {
+                return from_json(key, value, spec.*member);
+            }};
+}
+
+const std::vector<Field>& fields() {
+    static const std::vector<Field> all{
+        field("model", &RunSpec::model),
+        field("width", &RunSpec::width),
+        field("dataset", &RunSpec::dataset),
+        field("data_dir", &RunSpec::data_dir),
+        field("synthetic_train", &RunSpec::synthetic_train),
+        field("synthetic_test", &RunSpec::synthetic_test),
+        field("synthetic_channels", &RunSpec::synthetic_channels),
+        field("synthetic_size", &RunSpec::synthetic_size),
+        field("augment", &RunSpec::augment),
+        field("epochs", &RunSpec::epochs),
+        field("batch", &RunSpec::batch),
+        field("lr", &RunSpec::lr),
+        field("momentum", &RunSpec::momentum),
+        field("nesterov", &RunSpec::nesterov),
+        field("weight_decay", &RunSpec::weight_decay),
+        field("decay_norm_and_bias", &RunSpec::decay_norm_and_bias),
+        field("label_smoothing", &RunSpec::label_smoothing),
+        field("schedule", &RunSpec::schedule),
+        field("gamma", &RunSpec::gamma),
+        field("step_epochs", &RunSpec::step_epochs),
+        field("milestones", &RunSpec::milestones),
+        field("min_lr", &RunSpec::min_lr),
+        field("warmup", &RunSpec::warmup),
+        field("warmup_unit", &RunSpec::warmup_unit),
+        field("warmup_start_factor", &RunSpec::warmup_start_factor),
+        field("seed", &RunSpec::seed),
+        field("threads", &RunSpec::threads),
+        field("target_accuracy", &RunSpec::target_accuracy),
+        field("patience", &RunSpec::patience),
+    };
+    return all;
+}
+
+const Field* find_field(const QString& key) {
+    for (const Field& f : fields())
+        if (key == QLatin1String(f.key))
+            return &f;
+    return nullptr;
+}
+
+// QJsonParseError gives a byte offset; people look for a line and a column.
+std::string parse_error_position(const QByteArray& document, int offset) {
+    const QByteArray before = document.left(offset);
+    const qsizetype line_start = before.lastIndexOf('\n') + 1;
+    return "line " + std::to_string(before.count('\n') + 1) + ", column " +
+           std::to_string(offset - line_start + 1);
+}
+
+}  // namespace
+
+QJsonObject run_spec_to_json(const RunSpec& spec) {
+    QJsonObject object;
+    for (const Field& f : fields())
+        object.insert(QLatin1String(f.key), f.write(spec));
+    return object;
+}
+
+RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) {
+    QJsonParseError parse_error;
+    const QJsonDocument json = QJsonDocument::fromJson(document, &parse_error);
+    if (parse_error.error != QJsonParseError::NoError)
+        throw Error(ErrorKind::InvalidSpec, "invalid JSON at " +
+                                                parse_error_position(document, parse_error.offset) +
+                                                ": " + parse_error.errorString().toStdString());
+    if (!json.isObject())
+        throw Error(ErrorKind::InvalidSpec,
+                    "a run spec must be a JSON object ({\"model\": \"cnn\", ...}), not an array "
+                    "or a single value");
+
+    RunSpec spec = defaults;
+    std::vector<std::string> problems;
+    const QJsonObject object = json.object();
+    for (auto it = object.begin(); it != object.end(); ++it) {
+        const Field* f = find_field(it.key());
+        if (!f) {
+            problems.push_back("unknown key " + quoted(it.key()) + ": valid keys are " +
+                               run_spec_json_keys().join(", ").toStdString());
+            continue;
+        }
+        if (std::string problem = f->read(it.value(), spec); !problem.empty())
+            problems.push_back(std::move(problem));
+    }
+    if (!problems.empty())
+        throw Error(ErrorKind::InvalidSpec, join(problems, "\n"));
+    return spec;
+}
+
+QStringList run_spec_json_keys() {
+    QStringList keys;
+    for (const Field& f : fields())
+        keys.append(QLatin1String(f.key));
+    return keys;
+}
+
+}  // namespace scalelab

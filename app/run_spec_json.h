@@ -1,0 +1,25 @@
+#pragma once
+
+#include <QByteArray>
+#include <QJsonObject>
+#include <QStringList>
+
+#include "train/run_spec.h"
+
+namespace scalelab {
+
+// A RunSpec as a JSON object: one key per field, named as the field, enums as their strings
+// ("cosine", "steps"). This is the format of `scalelab-cli train --config` files and of the
+// specs the run store keeps, so that a run can be repeated from its record.
+QJsonObject run_spec_to_json(const RunSpec& spec);
+
+// Reads a JSON document (a config file) on top of `defaults`: keys that are absent keep the
+// default. Throws Error(InvalidSpec) listing every problem, one per line: a document that is not
+// JSON (with its line and column), a key that is not a field, a value of the wrong type or an
+// enum string that is not one of the choices. Does not call RunSpec::validate().
+RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults = {});
+
+// The keys run_spec_to_json writes, in the order of the RunSpec fields.
+QStringList run_spec_json_keys();
+
+}  // namespace scalelab

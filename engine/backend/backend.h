@@ -1,0 +1,53 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "backend/kernels.h"
+
+namespace scalelab {
+
+// Device memory owned by a backend; movable, freed by the backend that made it.
+class DeviceBuffer {
+public:
+    using Deleter = void (*)(float*);
+    DeviceBuffer() = default;
+    DeviceBuffer(float* data, std::size_t size, Deleter deleter)
+        : data_(data, deleter), size_(size) {}
+    float* data() const { return data_.get(); }
+    std::size_t size() const { return size_; }  // in floats
+    std::span<float> span() const { return {data_.get(), size_}; }
+
+private:
+    std::unique_ptr<float, Deleter> data_{nullptr, nullptr};
+    std::size_t size_ = 0;
+};
+
+// One device's compute: its memory and its kernels. A backend object belongs to one worker
+// thread: it is created, used and destroyed there (oneDNN primitives must run on the thread
+// that made them; a CUDA device is current per thread).
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+
+    virtual DeviceBuffer allocate(std::size_t floats) = 0;  // zero-filled
+    virtual void upload(std::span<const float> host, float* device) = 0;
+    virtual void download(const float* device, std::span<float> host) = 0;
+
+    virtual std::unique_ptr<Conv2dKernel> conv2d(const Conv2dConfig&, const TensorDesc& x) = 0;
+    virtual std::unique_ptr<LinearKernel> linear(const LinearConfig&, const TensorDesc& x) = 0;
+    virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormConfig&,
+                                                        const TensorDesc& x, bool training) = 0;
+    virtual std::unique_ptr<ReluKernel> relu(const TensorDesc& x) = 0;
+    virtual std::unique_ptr<PoolKernel> pool(const PoolConfig&, const TensorDesc& x) = 0;
+    virtual std::unique_ptr<DropoutKernel> dropout(const TensorDesc& x) = 0;
+    virtual std::unique_ptr<AddKernel> add(const TensorDesc& a, const TensorDesc& b) = 0;
+    virtual std::unique_ptr<ReorderKernel> to_plain(const TensorDesc& x) = 0;
+    virtual std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(
+        const TensorDesc& logits, float label_smoothing) = 0;
+};
+
+}  // namespace scalelab

@@ -1,0 +1,143 @@
+// Convolution on oneDNN: the input keeps the layout the previous layer produced, the output and
+// the weights take whatever layout oneDNN's fastest implementation prefers (blocked formats such
+// as nChw16c), and the plain OIHW parameters are reordered in and their gradients out.
+
+#include "backend/cpu/cpu_kernels.h"
+
+namespace scalelab::cpu {
+
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+
+class CpuConv2d final : public Conv2dKernel {
+public:
+    CpuConv2d(const DnnlContext& ctx, const Conv2dConfig& cfg, const TensorDesc& x)
+        : ctx_(ctx), cfg_(cfg), x_shape_(x.shape) {
+        const int oh = (x.shape.h + 2 * cfg.padding - cfg.kernel) / cfg.stride + 1;
+        const int ow = (x.shape.w + 2 * cfg.padding - cfg.kernel) / cfg.stride + 1;
+        y_shape_ = Shape{x.shape.n, cfg.out_channels, oh, ow};
+        const memory::dims strides{cfg.stride, cfg.stride}, pad{cfg.padding, cfg.padding};
+        const memory::dims wdims{cfg.out_channels, cfg.in_channels, cfg.kernel, cfg.kernel};
+        const auto x_md = md_of(x);
+        const auto user_w_md = memory::desc(wdims, memory::data_type::f32, memory::format_tag::oihw);
+        const auto any_w_md = memory::desc(wdims, memory::data_type::f32, memory::format_tag::any);
+        const auto b_md = cfg.bias ? memory::desc({cfg.out_channels}, memory::data_type::f32,
+                                                  memory::format_tag::x)
+                                   : memory::desc();
+
+        dnnl::primitive_attr attr;
+        if (cfg.fused_relu) {
+            dnnl::post_ops ops;
+            ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
+            attr.set_post_ops(ops);
+        }
+        const dnnl::convolution_forward::primitive_desc fwd(
+            {prop_kind::forward_training, algorithm::convolution_direct, x_md, any_w_md, b_md,
+             any_md(y_shape_), strides, pad, pad},
+            attr, ctx.engine);
+        fwd_ = dnnl::convolution_forward(fwd);
+        const auto y_md = fwd.dst_desc();
+
+        const dnnl::convolution_backward_data::primitive_desc bwd_data(
+            {algorithm::convolution_direct, x_md, any_w_md, y_md, strides, pad, pad}, ctx.engine,
+            fwd);
+        bwd_data_ = dnnl::convolution_backward_data(bwd_data);
+        const dnnl::convolution_backward_weights::primitive_desc bwd_weights(
+            {algorithm::convolution_direct, x_md, any_w_md, b_md, y_md, strides, pad, pad},
+            ctx.engine, fwd);
+        bwd_weights_ = dnnl::convolution_backward_weights(bwd_weights);
+
+        x_ = borrowed(x_md, ctx);
+        y_ = owned(y_md, ctx);
+        dy_ = borrowed(y_md, ctx);
+        dx_ = owned(x_md, ctx);
+        user_w_ = borrowed(user_w_md, ctx);
+        user_dw_ = borrowed(user_w_md, ctx);
+        if (cfg.bias) {
+            b_ = borrowed(b_md, ctx);
+            db_ = borrowed(b_md, ctx);
+        }
+        // Forward and backward-data want the weights blocked differently (backward convolves
+        // with the transposed filter), so each gets its own copy, reordered from the plain one.
+        w_in_ = Reorder(user_w_md, fwd.weights_desc(), ctx);
+        w_ = w_in_.needed() ? owned(fwd.weights_desc(), ctx) : user_w_;
+        w_bwd_in_ = Reorder(user_w_md, bwd_data.weights_desc(), ctx);
+        w_bwd_ = w_bwd_in_.needed() ? owned(bwd_data.weights_desc(), ctx) : user_w_;
+        dw_out_ = Reorder(bwd_weights.diff_weights_desc(), user_w_md, ctx);
+        dw_ = dw_out_.needed() ? owned(bwd_weights.diff_weights_desc(), ctx) : user_dw_;
+
+        if (cfg.fused_relu) {
+            // relu'(z) = 1[z > 0] = 1[y > 0], so the saved output is enough to mask dy.
+            const dnnl::eltwise_forward::primitive_desc hint(
+                {prop_kind::forward_training, algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f,
+                 0.f},
+                ctx.engine);
+            relu_bwd_ = dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
+                {algorithm::eltwise_relu_use_dst_for_bwd, y_md, y_md, 0.f, 0.f}, ctx.engine,
+                hint));
+            dz_ = owned(y_md, ctx);
+        }
+    }
+
+    Tensor forward(const Tensor& x, const float* weight, const float* bias) override {
+        point(x_, x.data);
+        point(user_w_, weight);
+        if (w_in_.needed()) w_in_.run(ctx_, user_w_, w_);
+        Args args{{DNNL_ARG_SRC, x_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_DST, y_}};
+        if (cfg_.bias) {
+            point(b_, bias);
+            args.emplace(DNNL_ARG_BIAS, b_);
+        }
+        fwd_.execute(ctx_.stream, args);
+        return view(y_shape_, y_);
+    }
+
+    Tensor backward(const Tensor& dy, const float* weight, float* dweight, float* dbias,
+                    bool want_dx) override {
+        point(dy_, dy.data);
+        dnnl::memory dz = dy_;
+        if (cfg_.fused_relu) {
+            relu_bwd_.execute(ctx_.stream,
+                              {{DNNL_ARG_DST, y_}, {DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_DIFF_SRC, dz_}});
+            dz = dz_;
+        }
+        point(user_dw_, dweight);
+        Args args{{DNNL_ARG_SRC, x_}, {DNNL_ARG_DIFF_DST, dz}, {DNNL_ARG_DIFF_WEIGHTS, dw_}};
+        if (cfg_.bias) {
+            point(db_, dbias);
+            args.emplace(DNNL_ARG_DIFF_BIAS, db_);
+        }
+        bwd_weights_.execute(ctx_.stream, args);
+        if (dw_out_.needed()) dw_out_.run(ctx_, dw_, user_dw_);
+        if (!want_dx) return Tensor{};
+        point(user_w_, weight);
+        if (w_bwd_in_.needed()) w_bwd_in_.run(ctx_, user_w_, w_bwd_);
+        bwd_data_.execute(ctx_.stream, {{DNNL_ARG_DIFF_DST, dz},
+                                        {DNNL_ARG_WEIGHTS, w_bwd_},
+                                        {DNNL_ARG_DIFF_SRC, dx_}});
+        return view(x_shape_, dx_);
+    }
+
+private:
+    const DnnlContext& ctx_;
+    Conv2dConfig cfg_;
+    Shape x_shape_, y_shape_;
+    dnnl::convolution_forward fwd_;
+    dnnl::convolution_backward_data bwd_data_;
+    dnnl::convolution_backward_weights bwd_weights_;
+    dnnl::eltwise_backward relu_bwd_;
+    Reorder w_in_, w_bwd_in_, dw_out_;
+    memory x_, y_, dy_, dz_, dx_, user_w_, w_, w_bwd_, user_dw_, dw_, b_, db_;
+};
+
+}  // namespace
+
+std::unique_ptr<Conv2dKernel> make_conv2d(const DnnlContext& ctx, const Conv2dConfig& cfg,
+                                          const TensorDesc& x) {
+    return std::make_unique<CpuConv2d>(ctx, cfg, x);
+}
+
+}  // namespace scalelab::cpu

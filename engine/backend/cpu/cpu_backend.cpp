@@ -1,0 +1,72 @@
+#include "backend/cpu/cpu_backend.h"
+
+#include <omp.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "backend/cpu/cpu_kernels.h"
+#include "error.h"
+
+namespace scalelab::cpu {
+
+int available_cores() {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return 1;
+}
+
+CpuBackend::CpuBackend(int threads) : threads_(threads > 0 ? threads : available_cores()) {
+    omp_set_num_threads(threads_);
+}
+
+DeviceBuffer CpuBackend::allocate(std::size_t floats) {
+    const std::size_t bytes = ((std::max<std::size_t>(floats, 1) * sizeof(float) + 63) / 64) * 64;
+    auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (p == nullptr)
+        throw Error(ErrorKind::OutOfMemory,
+                    "could not allocate " + std::to_string(bytes >> 20) +
+                        " MiB: use a smaller batch or model");
+    std::memset(p, 0, bytes);
+    return DeviceBuffer(p, floats, [](float* q) { std::free(q); });
+}
+
+void CpuBackend::upload(std::span<const float> host, float* device) {
+    std::memcpy(device, host.data(), host.size_bytes());
+}
+
+void CpuBackend::download(const float* device, std::span<float> host) {
+    std::memcpy(host.data(), device, host.size_bytes());
+}
+
+std::unique_ptr<Conv2dKernel> CpuBackend::conv2d(const Conv2dConfig& cfg, const TensorDesc& x) {
+    return make_conv2d(ctx_, cfg, x);
+}
+std::unique_ptr<LinearKernel> CpuBackend::linear(const LinearConfig& cfg, const TensorDesc& x) {
+    return make_linear(ctx_, cfg, x);
+}
+std::unique_ptr<BatchNormKernel> CpuBackend::batch_norm(const BatchNormConfig& cfg,
+                                                        const TensorDesc& x, bool training) {
+    return make_batch_norm(ctx_, cfg, x, training);
+}
+std::unique_ptr<ReluKernel> CpuBackend::relu(const TensorDesc& x) { return make_relu(ctx_, x); }
+std::unique_ptr<PoolKernel> CpuBackend::pool(const PoolConfig& cfg, const TensorDesc& x) {
+    return make_pool(ctx_, cfg, x);
+}
+std::unique_ptr<DropoutKernel> CpuBackend::dropout(const TensorDesc& x) {
+    return make_dropout(ctx_, x);
+}
+std::unique_ptr<AddKernel> CpuBackend::add(const TensorDesc& a, const TensorDesc& b) {
+    return make_add(ctx_, a, b);
+}
+std::unique_ptr<ReorderKernel> CpuBackend::to_plain(const TensorDesc& x) {
+    return make_to_plain(ctx_, x);
+}
+std::unique_ptr<SoftmaxCrossEntropyKernel> CpuBackend::softmax_cross_entropy(
+    const TensorDesc& logits, float label_smoothing) {
+    return make_softmax_cross_entropy(logits, label_smoothing);
+}
+
+}  // namespace scalelab::cpu

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "data/dataset.h"
+
+namespace scalelab::data {
+
+// Readers for the IDX format of MNIST and Fashion-MNIST (http://yann.lecun.com/exdb/mnist/):
+// a big-endian header (magic 0x00000803 and three sizes for uint8 images, 0x00000801 and one
+// size for uint8 labels) followed by the raw bytes. Files may be gzip-compressed or plain; the
+// two are told apart by the gzip magic bytes 1f 8b, not by the file name.
+//
+// Every failure is a scalelab::Error: DatasetMissing when a folder or file is not there,
+// DatasetCorrupt when a file is there but is not a well-formed uint8 IDX file of the expected
+// kind (wrong magic or rank, fewer or more bytes than the header promises, image and label
+// counts that differ, a label >= 10). Messages name the file and say what to do.
+
+// One image file and its label file: a 1-channel Dataset of 10 classes.
+Dataset read_idx(const std::string& images_path, const std::string& labels_path);
+
+// The four standard files of `dir`, each either plain or with ".gz" (plain wins if both exist):
+// train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
+// t10k-labels-idx1-ubyte. `what` is the dataset's name as the user types it ("mnist",
+// "fashion-mnist"); it is used in messages, and for "fashion-mnist" a missing folder's message
+// says how to install Debian's dataset-fashion-mnist package.
+TrainTest load_idx_folder(const std::string& dir, std::string_view what);
+
+}  // namespace scalelab::data

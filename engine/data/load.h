@@ -1,0 +1,29 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "data/dataset.h"
+#include "data/synthetic.h"
+
+namespace scalelab::data {
+
+// What to load: the dataset's name (fashion-mnist, mnist, cifar10, synthetic), its folder
+// (empty: the name's default folder), and the generator's settings for "synthetic".
+struct DatasetRequest {
+    std::string name;
+    std::string dir;
+    SyntheticConfig synthetic;
+};
+
+// The folder a dataset is read from when the user names none: Debian's dataset-fashion-mnist
+// package for "fashion-mnist", "" for the others (they have no standard place).
+std::string default_data_dir(std::string_view name);
+
+// The one entry point the trainer, CLI and GUI use. Throws scalelab::Error: InvalidSpec for an
+// unknown name (listing the valid ones), DatasetMissing for mnist/cifar10 without a folder or
+// a folder without the files, and whatever the readers throw (see idx_reader.h,
+// cifar10_reader.h, synthetic.h).
+TrainTest load_dataset(const DatasetRequest& request);
+
+}  // namespace scalelab::data

@@ -1,0 +1,34 @@
+#include "nn/linear.h"
+
+#include <cmath>
+
+namespace scalelab::nn {
+
+Linear::Linear(std::string name, const LinearConfig& cfg) : name_(std::move(name)), cfg_(cfg) {
+    // PyTorch's default initialisation: weight and bias uniform in +-1 / sqrt(fan_in).
+    const float bound = 1.0f / std::sqrt(float(cfg.in_features));
+    weight_ = Parameter{name_ + ".weight", optim::ParamRole::Weight,
+                        std::size_t(cfg.in_features) * cfg.out_features, bound};
+    bias_ = Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_features), bound};
+}
+
+std::string Linear::name() const {
+    return name_ + ": linear " + std::to_string(cfg_.in_features) + "->" +
+           std::to_string(cfg_.out_features);
+}
+
+void Linear::declare(Declarations& out) {
+    out.parameters.push_back(&weight_);
+    out.parameters.push_back(&bias_);
+}
+
+Tensor Linear::forward(const Tensor& x, const Context& ctx) {
+    auto& k = kernels_.get(x.shape(), [&] { return ctx.backend.linear(cfg_, x.desc); });
+    return k.forward(x, weight_.value, bias_.value);
+}
+
+Tensor Linear::backward(const Tensor& dy, const Context& /*ctx*/, bool want_dx) {
+    return kernels_.last().backward(dy, weight_.value, weight_.grad, bias_.grad, want_dx);
+}
+
+}  // namespace scalelab::nn

@@ -1,0 +1,149 @@
+#include "nn/model_zoo.h"
+
+#include "error.h"
+#include "nn/batch_norm.h"
+#include "nn/conv2d.h"
+#include "nn/dropout.h"
+#include "nn/flatten.h"
+#include "nn/linear.h"
+#include "nn/pool.h"
+#include "nn/relu.h"
+#include "nn/residual.h"
+
+namespace scalelab::nn {
+
+namespace {
+
+using Net = std::unique_ptr<Sequential>;
+
+Conv2dConfig conv(int cin, int cout, int kernel, int stride, bool bias, bool fused_relu = false) {
+    return Conv2dConfig{cin, cout, kernel, stride, kernel / 2, bias, fused_relu};
+}
+
+PoolConfig max_pool_2x2() { return PoolConfig{PoolKind::Max, 2, 2, 0}; }
+PoolConfig global_average() { return PoolConfig{PoolKind::Average, 0, 1, 0}; }
+
+Net mlp(int channels, int size, int classes) {
+    auto net = std::make_unique<Sequential>("mlp");
+    net->emplace<Flatten>("flatten")
+        .emplace<Linear>("fc1", LinearConfig{channels * size * size, 256})
+        .emplace<Relu>("relu1")
+        .emplace<Linear>("fc2", LinearConfig{256, 256})
+        .emplace<Relu>("relu2")
+        .emplace<Linear>("fc3", LinearConfig{256, classes});
+    return net;
+}
+
+Net cnn(int channels, int size, int classes) {
+    auto net = std::make_unique<Sequential>("cnn");
+    net->emplace<Conv2d>("conv1", conv(channels, 32, 3, 1, true, true))
+        .emplace<Pool>("pool1", max_pool_2x2())
+        .emplace<Conv2d>("conv2", conv(32, 64, 3, 1, true, true))
+        .emplace<Pool>("pool2", max_pool_2x2())
+        .emplace<Flatten>("flatten")
+        .emplace<Linear>("fc1", LinearConfig{64 * (size / 4) * (size / 4), 128})
+        .emplace<Relu>("relu3")
+        .emplace<Linear>("fc2", LinearConfig{128, classes});
+    return net;
+}
+
+// conv (no bias) + batch norm + relu: the unit both ResNets are made of.
+void conv_bn_relu(Sequential& s, const std::string& name, int cin, int cout, int stride) {
+    s.emplace<Conv2d>(name + ".conv", conv(cin, cout, 3, stride, false))
+        .emplace<BatchNorm>(name + ".bn", cout)
+        .emplace<Relu>(name + ".relu");
+}
+
+void basic_block(Sequential& net, const std::string& name, int cin, int cout, int stride) {
+    auto body = std::make_unique<Sequential>(name + ".body");
+    conv_bn_relu(*body, name + ".1", cin, cout, stride);
+    body->emplace<Conv2d>(name + ".2.conv", conv(cout, cout, 3, 1, false))
+        .emplace<BatchNorm>(name + ".2.bn", cout);
+    std::unique_ptr<Sequential> shortcut;
+    if (stride != 1 || cin != cout) {
+        shortcut = std::make_unique<Sequential>(name + ".shortcut");
+        shortcut->emplace<Conv2d>(name + ".shortcut.conv", conv(cin, cout, 1, stride, false))
+            .emplace<BatchNorm>(name + ".shortcut.bn", cout);
+    }
+    net.emplace<Residual>(name, std::move(body), std::move(shortcut))
+        .emplace<Relu>(name + ".relu");
+}
+
+Net resnet(const std::string& name, int blocks_per_stage, int channels, int classes) {
+    auto net = std::make_unique<Sequential>(name);
+    conv_bn_relu(*net, "stem", channels, 16, 1);
+    int cin = 16;
+    int stage = 0;
+    for (const auto& [cout, stride] : {std::pair{16, 1}, std::pair{32, 2}, std::pair{64, 2}}) {
+        ++stage;
+        for (int i = 0; i < blocks_per_stage; ++i) {
+            basic_block(*net, "stage" + std::to_string(stage) + "." + std::to_string(i), cin, cout,
+                        i == 0 ? stride : 1);
+            cin = cout;
+        }
+    }
+    net->emplace<Pool>("pool", global_average())
+        .emplace<Flatten>("flatten")
+        .emplace<Linear>("fc", LinearConfig{64, classes});
+    return net;
+}
+
+// The course's conv_block: cbr -> dropout(0.01) -> cbr, plus a 1x1 conv (with bias) residual
+// when the channel count changes.
+void wrn_block(Sequential& net, const std::string& name, int cin, int cout,
+               std::uint64_t& dropout_index) {
+    auto body = std::make_unique<Sequential>(name + ".body");
+    conv_bn_relu(*body, name + ".1", cin, cout, 1);
+    body->emplace<Dropout>(name + ".dropout", 0.01f, dropout_index++);
+    conv_bn_relu(*body, name + ".2", cout, cout, 1);
+    std::unique_ptr<Sequential> shortcut;
+    if (cin != cout) {
+        shortcut = std::make_unique<Sequential>(name + ".rescale");
+        shortcut->emplace<Conv2d>(name + ".rescale.conv", conv(cin, cout, 1, 1, true));
+    }
+    net.emplace<Residual>(name, std::move(body), std::move(shortcut));
+}
+
+Net wrn(int k, int channels, int classes) {
+    auto net = std::make_unique<Sequential>("wrn");
+    const int w0 = 16, w1 = 16 * k, w2 = 32 * k, w3 = 64 * k;
+    std::uint64_t dropout_index = 0;
+    conv_bn_relu(*net, "stem", channels, w0, 1);
+    wrn_block(*net, "block1", w0, w1, dropout_index);
+    wrn_block(*net, "block2", w1, w1, dropout_index);
+    net->emplace<Pool>("pool1", max_pool_2x2());
+    wrn_block(*net, "block3", w1, w2, dropout_index);
+    wrn_block(*net, "block4", w2, w2, dropout_index);
+    net->emplace<Pool>("pool2", max_pool_2x2());
+    wrn_block(*net, "block5", w2, w3, dropout_index);
+    wrn_block(*net, "block6", w3, w3, dropout_index);
+    net->emplace<Pool>("pool", global_average())
+        .emplace<Flatten>("flatten")
+        .emplace<Linear>("fc", LinearConfig{w3, classes});
+    return net;
+}
+
+}  // namespace
+
+std::unique_ptr<Sequential> build_model(const std::string& name, int channels, int image_size,
+                                        int width, int classes) {
+    if (channels != 1 && channels != 3)
+        throw Error(ErrorKind::InvalidSpec, "models take 1- or 3-channel images, not " +
+                                                std::to_string(channels));
+    if (image_size < 4 || image_size % 4 != 0)
+        throw Error(ErrorKind::InvalidSpec,
+                    "model '" + name + "' needs square images whose side is a multiple of 4; got " +
+                        std::to_string(image_size) + ": crop or pad the dataset");
+    if (name == "mlp") return mlp(channels, image_size, classes);
+    if (name == "cnn") return cnn(channels, image_size, classes);
+    if (name == "resnet8") return resnet(name, 1, channels, classes);
+    if (name == "resnet20") return resnet(name, 3, channels, classes);
+    if (name == "wrn") {
+        if (width < 1) throw Error(ErrorKind::InvalidSpec, "wrn width must be at least 1");
+        return wrn(width, channels, classes);
+    }
+    throw Error(ErrorKind::InvalidSpec,
+                "model '" + name + "' is unknown: choose mlp, cnn, resnet8, resnet20 or wrn");
+}
+
+}  // namespace scalelab::nn

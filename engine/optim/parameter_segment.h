@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace scalelab::optim {
+
+// What a parameter is for. Optimisers need it because the large-batch methods (LARS/LARC,
+// LAMB, NovoGrad) and the usual weight-decay practice treat biases and batch-norm scale/shift
+// differently from weights: decaying or layer-wise adapting a one-dimensional bias or BN scale
+// hurts accuracy and buys nothing, so they are commonly excluded.
+enum class ParamRole {
+    Weight,     // a linear or convolution weight
+    Bias,       // a linear or convolution bias
+    NormScale,  // batch-norm gamma
+    NormShift,  // batch-norm beta
+};
+
+// One parameter tensor inside a replica's flat buffers. Every replica keeps all parameters in
+// one flat float buffer and all gradients in a second one of the same length, laid out
+// identically, so a parameter is the same segment [offset, offset + size) of both.
+struct ParamSegment {
+    std::string name;  // for messages, e.g. "conv1.weight"
+    ParamRole role = ParamRole::Weight;
+    std::size_t offset = 0;  // in floats, from the start of the flat buffer
+    std::size_t size = 0;    // in floats
+};
+
+// True for the roles that "no weight decay / no adaptation on bias and BN" excludes.
+constexpr bool is_norm_or_bias(ParamRole role) {
+    return role == ParamRole::Bias || role == ParamRole::NormScale || role == ParamRole::NormShift;
+}
+
+}  // namespace scalelab::optim

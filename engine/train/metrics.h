@@ -1,0 +1,52 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace scalelab {
+
+struct StepMetrics {
+    std::int64_t step = 0;  // counted from 1 over the whole run
+    int epoch = 0;          // counted from 1
+    int step_in_epoch = 0;  // counted from 1
+    int steps_per_epoch = 0;
+    double loss = 0;      // mean over the batch
+    double accuracy = 0;  // of the batch's predictions, in [0, 1]
+    double lr = 0;
+    double images_per_s = 0;  // this step's batch over this step's wall time
+};
+
+struct EpochMetrics {
+    int epoch = 0;
+    std::int64_t step = 0;  // the last step of the epoch
+    double train_loss = 0;  // mean over the epoch's training samples
+    double train_accuracy = 0;
+    double val_loss = 0;
+    double val_accuracy = 0;
+    double epoch_seconds = 0;  // training time of the epoch, evaluation excluded
+    double images_per_s = 0;   // training images over epoch_seconds
+};
+
+enum class RunStatus { Finished, ReachedTarget, Diverged, Cancelled, Failed };
+std::string_view to_string(RunStatus);
+
+struct RunEnd {
+    RunStatus status = RunStatus::Finished;
+    std::string message;
+    std::int64_t step = 0;  // the last step taken (the failing one when diverged)
+    int epoch = 0;
+};
+
+// Where a trainer reports. Called from the trainer's worker threads, in order for one run; an
+// implementation must return quickly (the trainer does not wait for a slow consumer's work:
+// queue it). on_end is called exactly once, however the run ends.
+class MetricsSink {
+public:
+    virtual ~MetricsSink() = default;
+    virtual void on_step(const StepMetrics&) {}
+    virtual void on_epoch(const EpochMetrics&) {}
+    virtual void on_end(const RunEnd&) {}
+};
+
+}  // namespace scalelab

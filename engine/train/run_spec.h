@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace scalelab {
+
+enum class ScheduleKind { Constant, Step, MultiStep, Cosine };
+enum class WarmupUnit { Epochs, Steps };
+
+// Everything that defines a training run. Plain data: the app layer maps it to and from JSON,
+// the CLI maps flags onto it, and validate() is the one place that decides what is allowed.
+struct RunSpec {
+    // What to train.
+    std::string model = "cnn";  // mlp, cnn, resnet8, resnet20, wrn
+    int width = 10;             // wrn's widening factor k
+
+    // On what. data_dir empty: the dataset's default folder (Fashion-MNIST's Debian package).
+    std::string dataset = "fashion-mnist";  // fashion-mnist, mnist, cifar10, synthetic
+    std::string data_dir;
+    int synthetic_train = 8192;  // synthetic dataset sizes and image geometry
+    int synthetic_test = 2048;
+    int synthetic_channels = 1;
+    int synthetic_size = 28;
+    bool augment = false;  // random crop (padding 4) and horizontal flip, for CIFAR-10
+
+    // How long, and with which batch.
+    int epochs = 2;
+    int batch = 128;  // per device
+
+    // Optimiser: SGD with momentum (PyTorch's form).
+    double lr = 0.05;
+    double momentum = 0.9;
+    bool nesterov = false;
+    double weight_decay = 0.0;
+    bool decay_norm_and_bias = true;  // false: no weight decay on batch-norm and bias parameters
+    double label_smoothing = 0.0;
+
+    // Learning-rate schedule, then a linear warm-up multiplied on top of it.
+    ScheduleKind schedule = ScheduleKind::Constant;
+    double gamma = 0.1;                   // step and multistep decay factor
+    int step_epochs = 30;                 // step: decay every step_epochs epochs
+    std::vector<int> milestones;          // multistep: decay at these epochs
+    double min_lr = 0.0;                  // cosine: the floor it anneals to
+    double warmup = 0.0;                  // length of the warm-up, in warmup_unit
+    WarmupUnit warmup_unit = WarmupUnit::Epochs;
+    double warmup_start_factor = 0.1;     // lr starts at lr * factor and rises linearly to lr
+
+    // Reproducibility and machine.
+    std::uint64_t seed = 0;
+    int threads = 0;  // 0: all cores
+
+    // Stop early once validation accuracy has been >= target for `patience` consecutive epochs
+    // (the course's criterion). target_accuracy 0: train all epochs.
+    double target_accuracy = 0.0;
+    int patience = 1;
+
+    // Every problem with the spec, each a sentence that says which field and what to change.
+    // Empty: the spec is valid.
+    std::vector<std::string> validate() const;
+};
+
+std::string_view to_string(ScheduleKind);
+std::optional<ScheduleKind> parse_schedule(std::string_view);
+std::string_view to_string(WarmupUnit);
+std::optional<WarmupUnit> parse_warmup_unit(std::string_view);
+
+// The names validate() accepts, for help texts and messages.
+const std::vector<std::string>& model_names();
+const std::vector<std::string>& dataset_names();
+
+}  // namespace scalelab

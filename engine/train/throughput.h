@@ -1,0 +1,33 @@
+#pragma once
+
+#include <string>
+
+namespace scalelab {
+
+// The training-throughput benchmark: the same training step a run takes (forward, loss,
+// backward, optimiser), on batches sliced from an in-memory dataset, timed in windows after a
+// warm-up, as ../shared/anchors/torch_anchor.py times PyTorch.
+struct ThroughputConfig {
+    std::string model = "cnn";
+    int width = 10;
+    int batch = 128;
+    int threads = 1;
+    int channels = 1;
+    int image_size = 28;
+    int warmup_steps = 5;
+    int windows = 5;
+    int images_per_window = 4096;  // steps per window: max(8, ceil(images / batch))
+};
+
+struct ThroughputResult {
+    double images_per_s_min = 0;
+    double images_per_s_median = 0;
+    double images_per_s_max = 0;
+    double flops_per_image = 0;  // forward + backward, 2 flops per multiply-add
+    double gflops = 0;           // at the median images/s
+};
+
+// Throws Error(InvalidSpec) for an unknown model or a non-positive batch, threads or windows.
+ThroughputResult measure_training_throughput(const ThroughputConfig&);
+
+}  // namespace scalelab

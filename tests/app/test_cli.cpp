@@ -1,0 +1,199 @@
+#include <QFile>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <signal.h>
+
+namespace {
+
+struct CliResult {
+    int exit_code = -1;
+    bool crashed = false;
+    QString out;
+    QString err;
+};
+
+CliResult run_cli(const QStringList& args, int timeout_ms = 120'000) {
+    QProcess process;
+    process.start(SCALELAB_CLI_PATH, args);
+    CliResult result;
+    if (!process.waitForFinished(timeout_ms)) {
+        process.kill();
+        process.waitForFinished();
+        result.err = "timed out";
+        return result;
+    }
+    result.crashed = process.exitStatus() == QProcess::CrashExit;
+    result.exit_code = process.exitCode();
+    result.out = QString::fromUtf8(process.readAllStandardOutput());
+    result.err = QString::fromUtf8(process.readAllStandardError());
+    return result;
+}
+
+// The rows of a --metrics-out file; an unparseable line becomes an empty object.
+QList<QJsonObject> read_rows(const QString& path) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly))
+        return {};
+    QList<QJsonObject> rows;
+    for (const QByteArray& line : file.readAll().split('\n'))
+        if (!line.isEmpty())
+            rows.append(QJsonDocument::fromJson(line).object());
+    return rows;
+}
+
+QList<QJsonObject> rows_of_type(const QList<QJsonObject>& rows, const QString& type) {
+    QList<QJsonObject> matching;
+    for (const QJsonObject& row : rows)
+        if (row["type"].toString() == type)
+            matching.append(row);
+    return matching;
+}
+
+const QStringList small_synthetic_run{"train", "--dataset",        "synthetic", "--synthetic-train",
+                                      "512",   "--synthetic-test", "128",       "--epochs",
+                                      "1",     "--batch",          "64",        "--model",
+                                      "mlp"};
+
+void write_file(const QString& path, const QByteArray& content) {
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.write(content);
+}
+
+}  // namespace
+
+#define QVERIFY_EXIT(result, code)                              \
+    QVERIFY2(!(result).crashed && (result).exit_code == (code), \
+             qPrintable(QString("exit %1, stderr: %2").arg((result).exit_code).arg((result).err)))
+
+class TestCli : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void help_and_version_exit_zero() {
+        CliResult r = run_cli({"--help"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("train") && r.out.contains("bench"));
+        r = run_cli({"train", "--help"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("--metrics-out"));
+        r = run_cli({"bench", "--help"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("--threads"));
+        r = run_cli({"--version"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.startsWith("scalelab-cli "));
+    }
+
+    void bad_input_exits_2_with_a_message_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("unknown flag") << QStringList{"train", "--bogus"} << "unknown flag --bogus";
+        QTest::newRow("batch 0") << QStringList{"train", "--batch", "0"} << "batch";
+        QTest::newRow("epochs -1") << QStringList{"train", "--epochs", "-1"} << "epochs";
+        QTest::newRow("lr 0") << QStringList{"train", "--lr", "0"} << "lr";
+        QTest::newRow("not a number") << QStringList{"train", "--epochs", "two"} << "--epochs";
+        QTest::newRow("unknown model") << QStringList{"train", "--model", "vgg"} << "vgg";
+        QTest::newRow("unknown dataset")
+            << QStringList{"train", "--dataset", "imagenet"} << "imagenet";
+        QTest::newRow("missing fashion-mnist")
+            << QStringList{"train", "--dataset", "fashion-mnist", "--data", "/nonexistent"}
+            << "dataset-fashion-mnist";
+        QTest::newRow("unwritable metrics")
+            << QStringList{"train", "--dataset", "synthetic", "--metrics-out",
+                           "/nonexistent/dir/m.jsonl"}
+            << "/nonexistent/dir/m.jsonl";
+        QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command";
+        QTest::newRow("bench without target") << QStringList{"bench", "infer"} << "train";
+        QTest::newRow("bench batch 0")
+            << QStringList{"bench", "train", "--batch", "0"} << "--batch";
+        QTest::newRow("bench unknown model")
+            << QStringList{"bench", "train", "--model", "vgg", "--windows", "1"} << "vgg";
+    }
+    void bad_input_exits_2_with_a_message() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        const CliResult r = run_cli(args);
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    void malformed_config_exits_2_with_the_line() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("run.json");
+        write_file(path, "{\n  \"model\": \"mlp\",\n  \"epochs\": 1\n  \"batch\": 64\n}\n");
+        const CliResult r = run_cli({"train", "--config", path});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains("line 4"), qPrintable(r.err));
+    }
+
+    void corrupt_idx_folder_exits_2() {
+        QTemporaryDir dir;
+        for (const char* name : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                 "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
+            write_file(dir.filePath(name), "this is not an IDX file");
+        const CliResult r = run_cli({"train", "--dataset", "mnist", "--data", dir.path()});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY(r.err.contains("error:"));
+    }
+
+    void short_synthetic_run_finishes_and_writes_metrics() {
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("m.jsonl");
+        const CliResult r = run_cli(small_synthetic_run + QStringList{"--metrics-out", metrics});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("epoch 1/1"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("finished"), qPrintable(r.out));
+        QVERIFY2(!r.out.contains('\r'), "no progress bar when stdout is not a terminal");
+
+        const QList<QJsonObject> rows = read_rows(metrics);
+        QCOMPARE(rows_of_type(rows, "step").size(), 8);  // 512 images / batch 64
+        for (const char* key : {"step", "epoch", "loss", "accuracy", "lr", "images_per_s"})
+            QVERIFY2(rows.front().contains(key), key);
+        const QList<QJsonObject> epochs = rows_of_type(rows, "epoch");
+        QCOMPARE(epochs.size(), 1);
+        for (const char* key : {"step", "epoch", "loss", "lr", "images_per_s", "train_loss",
+                                "train_accuracy", "val_loss", "val_accuracy", "epoch_seconds"})
+            QVERIFY2(epochs.front().contains(key), key);
+        QCOMPARE(rows.back()["type"].toString(), QString("end"));
+        QCOMPARE(rows.back()["status"].toString(), QString("finished"));
+    }
+
+    void huge_learning_rate_diverges_with_exit_3() {
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("m.jsonl");
+        const CliResult r =
+            run_cli(small_synthetic_run + QStringList{"--lr", "1e6", "--metrics-out", metrics});
+        QVERIFY_EXIT(r, 3);
+        const QList<QJsonObject> rows = read_rows(metrics);
+        QVERIFY(!rows.isEmpty());
+        QCOMPARE(rows.back()["type"].toString(), QString("end"));
+        QCOMPARE(rows.back()["status"].toString(), QString("diverged"));
+    }
+
+    void ctrl_c_cancels_with_exit_130() {
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("m.jsonl");
+        QProcess process;
+        process.start(SCALELAB_CLI_PATH,
+                      {"train", "--dataset", "synthetic", "--model", "mlp", "--epochs", "1000",
+                       "--batch", "16", "--metrics-out", metrics});
+        // The header line is printed once Ctrl-C cancels the run instead of killing it.
+        QVERIFY(process.waitForReadyRead(60'000));
+        QVERIFY(QString(process.readLine()).startsWith("training"));
+        ::kill(pid_t(process.processId()), SIGINT);
+        QVERIFY(process.waitForFinished(60'000));
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(process.exitCode(), 130);
+        const QList<QJsonObject> rows = read_rows(metrics);
+        QVERIFY(!rows.isEmpty());
+        QCOMPARE(rows.back()["status"].toString(), QString("cancelled"));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCli)
+#include "test_cli.moc"

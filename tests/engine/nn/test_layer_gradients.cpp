@@ -1,0 +1,191 @@
+// Finite-difference checks of every layer's backward pass, in training mode, and of the
+// inference-mode forward passes against their formulas.
+
+#include <QtTest>
+
+#include "gradient_check.h"
+#include "nn/batch_norm.h"
+#include "nn/conv2d.h"
+#include "nn/dropout.h"
+#include "nn/linear.h"
+#include "nn/model_zoo.h"
+#include "nn/pool.h"
+#include "nn/relu.h"
+#include "nn/residual.h"
+
+using namespace scalelab;
+using testing::GradientCheck;
+
+namespace {
+
+constexpr double kTolerance = 2e-2;
+
+void expect_gradients_match(std::unique_ptr<nn::Layer> layer, Shape input, int samples = 24) {
+    GradientCheck check(std::move(layer), input);
+    const auto err = check.check(samples, 1e-3, kTolerance);
+    QVERIFY2(err.worst < kTolerance, err.where.c_str());
+    QVERIFY2(err.skipped_at_kinks * 4 <= err.checked + err.skipped_at_kinks,
+             qPrintable(QString("%1 of %2 coordinates sat at kinks")
+                            .arg(err.skipped_at_kinks)
+                            .arg(err.checked + err.skipped_at_kinks)));
+}
+
+std::unique_ptr<nn::Sequential> seq(std::string name) {
+    return std::make_unique<nn::Sequential>(std::move(name));
+}
+
+}  // namespace
+
+class LayerGradients : public QObject {
+    Q_OBJECT
+
+private slots:
+    void conv2d_data() {
+        QTest::addColumn<int>("kernel");
+        QTest::addColumn<int>("stride");
+        QTest::addColumn<bool>("bias");
+        QTest::addColumn<bool>("relu");
+        QTest::addColumn<int>("in_channels");
+        QTest::newRow("3x3 bias") << 3 << 1 << true << false << 3;
+        QTest::newRow("3x3 stride 2 no bias") << 3 << 2 << false << false << 16;
+        QTest::newRow("1x1 stride 2") << 1 << 2 << false << false << 16;
+        QTest::newRow("3x3 fused relu") << 3 << 1 << true << true << 1;
+    }
+    void conv2d() {
+        QFETCH(int, kernel);
+        QFETCH(int, stride);
+        QFETCH(bool, bias);
+        QFETCH(bool, relu);
+        QFETCH(int, in_channels);
+        expect_gradients_match(
+            std::make_unique<nn::Conv2d>(
+                "conv", Conv2dConfig{in_channels, 16, kernel, stride, kernel / 2, bias, relu}),
+            Shape{2, in_channels, 8, 8});
+    }
+
+    void linear() {
+        expect_gradients_match(std::make_unique<nn::Linear>("fc", LinearConfig{12, 5}),
+                               Shape{3, 12, 1, 1});
+    }
+
+    void batch_norm() {
+        // Behind a convolution, so that it sees the blocked layout it sees in the models.
+        auto s = seq("conv-bn");
+        s->emplace<nn::Conv2d>("conv", Conv2dConfig{3, 16, 3, 1, 1, false, false})
+            .emplace<nn::BatchNorm>("bn", 16);
+        expect_gradients_match(std::move(s), Shape{4, 3, 6, 6}, 40);
+    }
+
+    void relu() { expect_gradients_match(std::make_unique<nn::Relu>("relu"), Shape{2, 4, 5, 5}); }
+
+    void pooling_data() {
+        QTest::addColumn<int>("kind");
+        QTest::addColumn<int>("kernel");
+        QTest::newRow("max 2x2") << int(PoolKind::Max) << 2;
+        QTest::newRow("average 2x2") << int(PoolKind::Average) << 2;
+        QTest::newRow("global average") << int(PoolKind::Average) << 0;
+    }
+    void pooling() {
+        QFETCH(int, kind);
+        QFETCH(int, kernel);
+        auto s = seq("conv-pool");
+        s->emplace<nn::Conv2d>("conv", Conv2dConfig{2, 16, 3, 1, 1, true, false})
+            .emplace<nn::Pool>("pool", PoolConfig{PoolKind(kind), kernel, kernel == 0 ? 1 : 2, 0});
+        expect_gradients_match(std::move(s), Shape{2, 2, 8, 8});
+    }
+
+    void dropout() {
+        // The mask is a function of the seed only, so the loss stays differentiable.
+        expect_gradients_match(std::make_unique<nn::Dropout>("drop", 0.3f, 0), Shape{2, 3, 4, 4});
+    }
+
+    void residual_identity() {
+        auto body = seq("body");
+        body->emplace<nn::Conv2d>("c1", Conv2dConfig{16, 16, 3, 1, 1, false, false})
+            .emplace<nn::BatchNorm>("bn", 16)
+            .emplace<nn::Relu>("relu");
+        auto s = seq("stem-block");
+        s->emplace<nn::Conv2d>("stem", Conv2dConfig{1, 16, 3, 1, 1, true, false})
+            .emplace<nn::Residual>("block", std::move(body), nullptr);
+        expect_gradients_match(std::move(s), Shape{2, 1, 6, 6}, 40);
+    }
+
+    void residual_projection() {
+        auto body = seq("body");
+        body->emplace<nn::Conv2d>("c1", Conv2dConfig{16, 32, 3, 2, 1, false, false})
+            .emplace<nn::BatchNorm>("bn", 32);
+        auto shortcut = seq("shortcut");
+        shortcut->emplace<nn::Conv2d>("proj", Conv2dConfig{16, 32, 1, 2, 0, false, false})
+            .emplace<nn::BatchNorm>("proj.bn", 32);
+        auto s = seq("stem-block");
+        s->emplace<nn::Conv2d>("stem", Conv2dConfig{1, 16, 3, 1, 1, true, false})
+            .emplace<nn::Residual>("block", std::move(body), std::move(shortcut));
+        expect_gradients_match(std::move(s), Shape{2, 1, 8, 8}, 40);
+    }
+
+    void whole_models_data() {
+        QTest::addColumn<QString>("name");
+        QTest::addColumn<int>("size");
+        for (const char* m : {"mlp", "cnn", "resnet8"}) QTest::newRow(m) << QString(m) << 8;
+        QTest::newRow("wrn k=1") << QString("wrn") << 8;
+    }
+    void whole_models() {
+        QFETCH(QString, name);
+        QFETCH(int, size);
+        expect_gradients_match(nn::build_model(name.toStdString(), 1, size, 1), Shape{3, 1, size, size},
+                               40);
+    }
+
+    void batch_norm_inference_uses_running_statistics() {
+        // y = (x - running_mean) / sqrt(running_var + eps) * gamma + beta, per channel.
+        GradientCheck check(std::make_unique<nn::BatchNorm>("bn", 2), Shape{3, 2, 2, 2});
+        const float mean[2] = {0.5f, -1.0f}, var[2] = {4.0f, 0.25f};
+        const float beta[2] = {0.1f, -0.2f}, gamma[2] = {2.0f, 3.0f};
+        auto state = check.model().state();  // running_mean[2], running_var[2]
+        auto params = check.model().params();  // backward order: beta[2], then gamma[2]
+        for (int c = 0; c < 2; ++c) {
+            state[std::size_t(c)] = mean[c];
+            state[std::size_t(2 + c)] = var[c];
+            params[std::size_t(c)] = beta[c];
+            params[std::size_t(2 + c)] = gamma[c];
+        }
+        const std::vector<float> y = check.output(false);
+        const auto& x = check.input();
+        for (std::size_t i = 0; i < x.size(); ++i) {
+            const int c = int(i / 4) % 2;
+            const float expected =
+                (x[i] - mean[c]) / std::sqrt(var[c] + 1e-5f) * gamma[c] + beta[c];
+            QVERIFY2(std::abs(y[i] - expected) < 1e-5f, qPrintable(QString::number(i)));
+        }
+    }
+
+    void batch_norm_training_updates_running_statistics() {
+        // PyTorch: running = 0.9 running + 0.1 batch, with the unbiased batch variance.
+        GradientCheck check(std::make_unique<nn::BatchNorm>("bn", 2), Shape{3, 2, 2, 2});
+        check.output(true);
+        const auto& x = check.input();
+        for (int c = 0; c < 2; ++c) {
+            double sum = 0, sq = 0;
+            int n = 0;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                if (int(i / 4) % 2 == c) sum += x[i], sq += double(x[i]) * x[i], ++n;
+            const double m = sum / n, unbiased = (sq - n * m * m) / (n - 1);
+            QCOMPARE_LE(std::abs(check.model().state()[std::size_t(c)] - 0.1 * m), 1e-6);
+            QCOMPARE_LE(std::abs(check.model().state()[std::size_t(2 + c)] -
+                                 (0.9 + 0.1 * unbiased)),
+                        1e-5);
+        }
+    }
+
+    void dropout_is_identity_in_inference() {
+        GradientCheck check(std::make_unique<nn::Dropout>("drop", 0.5f, 0), Shape{2, 3, 4, 4});
+        const std::vector<float> y = check.output(false);
+        QVERIFY(std::equal(y.begin(), y.end(), check.input().begin()));
+        const std::vector<float> trained = check.output(true);
+        const auto zeros = std::count(trained.begin(), trained.end(), 0.0f);
+        QVERIFY2(zeros > 20 && zeros < 76, "about half of 96 elements dropped in training");
+    }
+};
+
+QTEST_APPLESS_MAIN(LayerGradients)
+#include "test_layer_gradients.moc"
