@@ -29,7 +29,6 @@ struct Conv2dConfig {
     int stride = 1;
     int padding = 0;
     bool bias = true;
-    bool fused_relu = false;  // y = relu(conv(x)); backward masks dy by y > 0 first
 };
 
 class Conv2dKernel {
@@ -56,6 +55,7 @@ public:
 
 struct BatchNormConfig {
     int channels = 0;
+    bool fused_relu = false;  // y = relu(bn(x)) in one pass; backward masks dy where y = 0
     float eps = 1e-5f;
     float momentum = 0.1f;  // PyTorch's: running = (1 - momentum) * running + momentum * batch
 };

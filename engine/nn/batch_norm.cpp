@@ -2,8 +2,10 @@
 
 namespace scalelab::nn {
 
-BatchNorm::BatchNorm(std::string name, int channels) : name_(std::move(name)) {
+BatchNorm::BatchNorm(std::string name, int channels, Activation activation)
+    : name_(std::move(name)) {
     cfg_.channels = channels;
+    cfg_.fused_relu = activation == Activation::Relu;
     const auto c = std::size_t(channels);
     scale_ = Parameter{name_ + ".weight", optim::ParamRole::NormScale, c, 0, 1.0f};
     shift_ = Parameter{name_ + ".bias", optim::ParamRole::NormShift, c, 0, 0.0f};
@@ -12,7 +14,7 @@ BatchNorm::BatchNorm(std::string name, int channels) : name_(std::move(name)) {
 }
 
 std::string BatchNorm::name() const {
-    return name_ + ": batch norm " + std::to_string(cfg_.channels);
+    return name_ + ": batch norm " + std::to_string(cfg_.channels) + (cfg_.fused_relu ? " + relu" : "");
 }
 
 void BatchNorm::declare(Declarations& out) {

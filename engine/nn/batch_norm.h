@@ -5,10 +5,11 @@
 namespace scalelab::nn {
 
 // Batch normalisation over N, H, W per channel: batch statistics in training (per device, as
-// DDP), running statistics in evaluation.
+// DDP), running statistics in evaluation; optionally with the following ReLU fused in.
 class BatchNorm final : public Layer {
 public:
-    BatchNorm(std::string name, int channels);
+    enum class Activation { None, Relu };
+    BatchNorm(std::string name, int channels, Activation activation = Activation::None);
     std::string name() const override;
     Shape output_shape(const Shape& x) const override { return x; }
     void declare(Declarations& out) override;

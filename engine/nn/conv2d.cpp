@@ -17,8 +17,7 @@ Conv2d::Conv2d(std::string name, const Conv2dConfig& cfg) : name_(std::move(name
 std::string Conv2d::name() const {
     return name_ + ": conv " + std::to_string(cfg_.kernel) + "x" + std::to_string(cfg_.kernel) +
            " " + std::to_string(cfg_.in_channels) + "->" + std::to_string(cfg_.out_channels) +
-           (cfg_.stride > 1 ? " stride " + std::to_string(cfg_.stride) : "") +
-           (cfg_.fused_relu ? " + relu" : "");
+           (cfg_.stride > 1 ? " stride " + std::to_string(cfg_.stride) : "");
 }
 
 Shape Conv2d::output_shape(const Shape& x) const {

@@ -4,8 +4,7 @@
 
 namespace scalelab::nn {
 
-// 2-D convolution, optionally with the following ReLU fused in (one pass over the output
-// instead of two; backward masks dy with y > 0 first).
+// 2-D convolution, with or without bias.
 class Conv2d final : public Layer {
 public:
     Conv2d(std::string name, const Conv2dConfig& cfg);

@@ -23,7 +23,9 @@ public:
             memory::desc({cfg.channels}, memory::data_type::f32, memory::format_tag::x);
         const auto flags = normalization_flags::use_scale | normalization_flags::use_shift |
                            (training ? normalization_flags::none
-                                     : normalization_flags::use_global_stats);
+                                     : normalization_flags::use_global_stats) |
+                           (cfg.fused_relu ? normalization_flags::fuse_norm_relu
+                                           : normalization_flags::none);
         const dnnl::batch_normalization_forward::primitive_desc fwd(
             {training ? prop_kind::forward_training : prop_kind::forward_inference, x_md,
              cfg.eps, flags},
@@ -35,6 +37,8 @@ public:
                     {prop_kind::backward, x_md, x_md, cfg.eps, flags}, ctx.engine, fwd));
             mean_ = owned(c_md, ctx);
             var_ = owned(c_md, ctx);
+            // With a fused ReLU, oneDNN keeps the y > 0 bit mask here for backward.
+            if (cfg.fused_relu) workspace_ = owned(fwd.workspace_desc(), ctx);
         } else {
             mean_ = borrowed(c_md, ctx);
             var_ = borrowed(c_md, ctx);
@@ -58,12 +62,10 @@ public:
             point(mean_, running_mean);
             point(var_, running_var);
         }
-        fwd_.execute(ctx_.stream, {{DNNL_ARG_SRC, x_},
-                                   {DNNL_ARG_DST, y_},
-                                   {DNNL_ARG_SCALE, scale_},
-                                   {DNNL_ARG_SHIFT, shift_},
-                                   {DNNL_ARG_MEAN, mean_},
-                                   {DNNL_ARG_VARIANCE, var_}});
+        Args args{{DNNL_ARG_SRC, x_},        {DNNL_ARG_DST, y_},        {DNNL_ARG_SCALE, scale_},
+                  {DNNL_ARG_SHIFT, shift_},  {DNNL_ARG_MEAN, mean_},    {DNNL_ARG_VARIANCE, var_}};
+        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        fwd_.execute(ctx_.stream, args);
         if (training_) update_running(running_mean, running_var);
         return view(shape_, y_);
     }
@@ -73,15 +75,17 @@ public:
         point(scale_, scale);
         point(dscale_, dscale);
         point(dshift_, dshift);
-        bwd_.execute(ctx_.stream, {{DNNL_ARG_SRC, x_},
-                                   {DNNL_ARG_MEAN, mean_},
-                                   {DNNL_ARG_VARIANCE, var_},
-                                   {DNNL_ARG_DIFF_DST, dy_},
-                                   {DNNL_ARG_SCALE, scale_},
-                                   {DNNL_ARG_SHIFT, shift_},  // 2.6 wants it; points at forward's
-                                   {DNNL_ARG_DIFF_SRC, dx_},
-                                   {DNNL_ARG_DIFF_SCALE, dscale_},
-                                   {DNNL_ARG_DIFF_SHIFT, dshift_}});
+        Args args{{DNNL_ARG_SRC, x_},
+                  {DNNL_ARG_MEAN, mean_},
+                  {DNNL_ARG_VARIANCE, var_},
+                  {DNNL_ARG_DIFF_DST, dy_},
+                  {DNNL_ARG_SCALE, scale_},
+                  {DNNL_ARG_SHIFT, shift_},  // 2.6 asks for it; it still points at forward's
+                  {DNNL_ARG_DIFF_SRC, dx_},
+                  {DNNL_ARG_DIFF_SCALE, dscale_},
+                  {DNNL_ARG_DIFF_SHIFT, dshift_}};
+        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        bwd_.execute(ctx_.stream, args);
         return view(shape_, dx_);
     }
 
@@ -104,7 +108,7 @@ private:
     bool training_;
     dnnl::batch_normalization_forward fwd_;
     dnnl::batch_normalization_backward bwd_;
-    memory x_, y_, dy_, dx_, scale_, shift_, dscale_, dshift_, mean_, var_;
+    memory x_, y_, dy_, dx_, scale_, shift_, dscale_, dshift_, mean_, var_, workspace_;
 };
 
 }  // namespace

@@ -28,16 +28,10 @@ public:
                                                   memory::format_tag::x)
                                    : memory::desc();
 
-        dnnl::primitive_attr attr;
-        if (cfg.fused_relu) {
-            dnnl::post_ops ops;
-            ops.append_eltwise(1.f, algorithm::eltwise_relu, 0.f, 0.f);
-            attr.set_post_ops(ops);
-        }
         const dnnl::convolution_forward::primitive_desc fwd(
             {prop_kind::forward_training, algorithm::convolution_direct, x_md, any_w_md, b_md,
              any_md(y_shape_), strides, pad, pad},
-            attr, ctx.engine);
+            ctx.engine);
         fwd_ = dnnl::convolution_forward(fwd);
         const auto y_md = fwd.dst_desc();
 
@@ -69,17 +63,6 @@ public:
         dw_out_ = Reorder(bwd_weights.diff_weights_desc(), user_w_md, ctx);
         dw_ = dw_out_.needed() ? owned(bwd_weights.diff_weights_desc(), ctx) : user_dw_;
 
-        if (cfg.fused_relu) {
-            // relu'(z) = 1[z > 0] = 1[y > 0], so the saved output is enough to mask dy.
-            const dnnl::eltwise_forward::primitive_desc hint(
-                {prop_kind::forward_training, algorithm::eltwise_relu_use_dst_for_bwd, y_md, 0.f,
-                 0.f},
-                ctx.engine);
-            relu_bwd_ = dnnl::eltwise_backward(dnnl::eltwise_backward::primitive_desc(
-                {algorithm::eltwise_relu_use_dst_for_bwd, y_md, y_md, 0.f, 0.f}, ctx.engine,
-                hint));
-            dz_ = owned(y_md, ctx);
-        }
     }
 
     Tensor forward(const Tensor& x, const float* weight, const float* bias) override {
@@ -98,14 +81,8 @@ public:
     Tensor backward(const Tensor& dy, const float* weight, float* dweight, float* dbias,
                     bool want_dx) override {
         point(dy_, dy.data);
-        dnnl::memory dz = dy_;
-        if (cfg_.fused_relu) {
-            relu_bwd_.execute(ctx_.stream,
-                              {{DNNL_ARG_DST, y_}, {DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_DIFF_SRC, dz_}});
-            dz = dz_;
-        }
         point(user_dw_, dweight);
-        Args args{{DNNL_ARG_SRC, x_}, {DNNL_ARG_DIFF_DST, dz}, {DNNL_ARG_DIFF_WEIGHTS, dw_}};
+        Args args{{DNNL_ARG_SRC, x_}, {DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_DIFF_WEIGHTS, dw_}};
         if (cfg_.bias) {
             point(db_, dbias);
             args.emplace(DNNL_ARG_DIFF_BIAS, db_);
@@ -115,7 +92,7 @@ public:
         if (!want_dx) return Tensor{};
         point(user_w_, weight);
         if (w_bwd_in_.needed()) w_bwd_in_.run(ctx_, user_w_, w_bwd_);
-        bwd_data_.execute(ctx_.stream, {{DNNL_ARG_DIFF_DST, dz},
+        bwd_data_.execute(ctx_.stream, {{DNNL_ARG_DIFF_DST, dy_},
                                         {DNNL_ARG_WEIGHTS, w_bwd_},
                                         {DNNL_ARG_DIFF_SRC, dx_}});
         return view(x_shape_, dx_);
@@ -128,9 +105,8 @@ private:
     dnnl::convolution_forward fwd_;
     dnnl::convolution_backward_data bwd_data_;
     dnnl::convolution_backward_weights bwd_weights_;
-    dnnl::eltwise_backward relu_bwd_;
     Reorder w_in_, w_bwd_in_, dw_out_;
-    memory x_, y_, dy_, dz_, dx_, user_w_, w_, w_bwd_, user_dw_, dw_, b_, db_;
+    memory x_, y_, dy_, dx_, user_w_, w_, w_bwd_, user_dw_, dw_, b_, db_;
 };
 
 }  // namespace

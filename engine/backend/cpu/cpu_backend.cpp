@@ -34,10 +34,12 @@ DeviceBuffer CpuBackend::allocate(std::size_t floats) {
 }
 
 void CpuBackend::upload(std::span<const float> host, float* device) {
+    if (host.empty()) return;  // memcpy from a null pointer is undefined even for 0 bytes
     std::memcpy(device, host.data(), host.size_bytes());
 }
 
 void CpuBackend::download(const float* device, std::span<float> host) {
+    if (host.empty()) return;
     std::memcpy(host.data(), device, host.size_bytes());
 }
 

@@ -1,0 +1,159 @@
+// The trainer end to end on synthetic data: it learns, it is deterministic, it stops on a
+// target, on divergence and on cancellation, and it reports each ending exactly once.
+
+#include <QtTest>
+#include <thread>
+
+#include "data/synthetic.h"
+#include "error.h"
+#include "recording_sink.h"
+#include "train/trainer.h"
+
+using namespace scalelab;
+using testing::RecordingSink;
+
+namespace {
+
+data::TrainTest synthetic(int train = 2048, int test = 512) {
+    data::SyntheticConfig cfg;
+    cfg.train = train;
+    cfg.test = test;
+    return data::make_synthetic(cfg);
+}
+
+RunSpec small_spec(const std::string& model) {
+    RunSpec spec;
+    spec.model = model;
+    spec.dataset = "synthetic";
+    spec.epochs = 2;
+    spec.batch = 64;
+    spec.lr = 0.05;
+    spec.threads = 1;
+    spec.seed = 3;
+    return spec;
+}
+
+}  // namespace
+
+class TrainerTest : public QObject {
+    Q_OBJECT
+
+private slots:
+    void learns_far_below_chance_data() {
+        QTest::addColumn<QString>("model");
+        QTest::newRow("mlp") << "mlp";
+        QTest::newRow("cnn") << "cnn";
+    }
+    void learns_far_below_chance() {
+        QFETCH(QString, model);
+        const auto data = synthetic();
+        RecordingSink sink;
+        Trainer trainer(small_spec(model.toStdString()), data, sink);
+        const RunEnd end = trainer.run();
+        QCOMPARE(end.status, RunStatus::Finished);
+        QCOMPARE(int(sink.epochs.size()), 2);
+        QCOMPARE(int(sink.steps.size()), 2 * 2048 / 64);
+        // Chance is ln 10 = 2.30 for 10 balanced classes.
+        QVERIFY2(sink.epochs.back().train_loss < 0.5,
+                 qPrintable(QString::number(sink.epochs.back().train_loss)));
+        QVERIFY(sink.epochs.back().val_accuracy > 0.8);
+        QVERIFY(sink.steps.front().loss > 1.5);
+    }
+
+    void same_seed_gives_identical_curves() {
+        const auto data = synthetic(1024, 256);
+        RunSpec spec = small_spec("cnn");
+        spec.augment = true;
+        RecordingSink a, b, c;
+        Trainer(spec, data, a).run();
+        Trainer(spec, data, b).run();
+        spec.seed = 4;
+        Trainer(spec, data, c).run();
+        QCOMPARE(a.steps.size(), b.steps.size());
+        bool differs = false;
+        for (std::size_t i = 0; i < a.steps.size(); ++i) {
+            QCOMPARE(a.steps[i].loss, b.steps[i].loss);  // bit for bit
+            differs = differs || a.steps[i].loss != c.steps[i].loss;
+        }
+        QCOMPARE(a.epochs.back().val_loss, b.epochs.back().val_loss);
+        QVERIFY(differs);
+    }
+
+    void stops_when_target_held_for_patience_epochs() {
+        const auto data = synthetic(1024, 256);
+        RunSpec spec = small_spec("mlp");
+        spec.epochs = 10;
+        spec.target_accuracy = 0.5;
+        spec.patience = 2;
+        RecordingSink sink;
+        const RunEnd end = Trainer(spec, data, sink).run();
+        QCOMPARE(end.status, RunStatus::ReachedTarget);
+        QVERIFY(sink.epochs.size() >= 2 && sink.epochs.size() < 10);
+        const auto n = sink.epochs.size();
+        QVERIFY(sink.epochs[n - 1].val_accuracy >= 0.5 && sink.epochs[n - 2].val_accuracy >= 0.5);
+        QCOMPARE(end.epoch, int(n));
+    }
+
+    void a_non_finite_loss_ends_the_run_as_diverged() {
+        const auto data = synthetic(1024, 256);
+        RunSpec spec = small_spec("mlp");
+        spec.lr = 1e6;
+        RecordingSink sink;
+        const RunEnd end = Trainer(spec, data, sink).run();
+        QCOMPARE(end.status, RunStatus::Diverged);
+        QVERIFY(!sink.steps.empty());
+        QCOMPARE(sink.steps.back().step, end.step);  // the failing step is reported
+        QVERIFY(!std::isfinite(sink.steps.back().loss));
+        QVERIFY(QString::fromStdString(end.message).contains("learning rate"));
+        QCOMPARE(int(sink.ends.size()), 1);
+    }
+
+    void cancel_from_another_thread_stops_within_a_step() {
+        const auto data = synthetic(8192, 256);
+        RunSpec spec = small_spec("cnn");
+        spec.epochs = 50;
+        RecordingSink sink;
+        Trainer trainer(spec, data, sink);
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(300));
+            trainer.cancel();
+        });
+        const RunEnd end = trainer.run();
+        canceller.join();
+        QCOMPARE(end.status, RunStatus::Cancelled);
+        QVERIFY(end.epoch < 50);
+        QCOMPARE(int(sink.ends.size()), 1);
+        QCOMPARE(sink.ends.front().status, RunStatus::Cancelled);
+    }
+
+    void invalid_spec_is_rejected_before_the_run() {
+        const auto data = synthetic(256, 64);
+        RunSpec spec = small_spec("cnn");
+        spec.batch = 0;
+        spec.lr = -1;
+        RecordingSink sink;
+        try {
+            Trainer trainer(spec, data, sink);
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::InvalidSpec);
+            QVERIFY(QString(e.what()).contains("batch"));
+            QVERIFY(QString(e.what()).contains("lr"));
+        }
+        QVERIFY(sink.ends.empty());
+    }
+
+    void schedule_and_warmup_reach_the_steps() {
+        const auto data = synthetic(1024, 256);
+        RunSpec spec = small_spec("mlp");
+        spec.warmup = 1;  // one epoch = 16 steps, from 0.1 lr
+        RecordingSink sink;
+        Trainer(spec, data, sink).run();
+        QCOMPARE(sink.steps.front().lr, 0.1 * spec.lr);
+        QVERIFY(sink.steps[8].lr > sink.steps[1].lr);
+        QCOMPARE(sink.steps.back().lr, spec.lr);
+    }
+};
+
+QTEST_APPLESS_MAIN(TrainerTest)
+#include "test_trainer.moc"
