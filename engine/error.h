@@ -17,11 +17,11 @@ enum class ErrorKind {
 
 // The engine's one exception type. The message says what to change, in the user's words.
 class Error : public std::runtime_error {
-public:
+  public:
     Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
     ErrorKind kind() const { return kind_; }
 
-private:
+  private:
     ErrorKind kind_;
 };
 

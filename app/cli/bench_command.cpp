@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "cli/bench_options.h"
+#include "cli/bench_sgemm_command.h"
 #include "cli/exit_codes.h"
 #include "cli/json_line.h"
 #include "cli/log_setup.h"
@@ -16,7 +17,19 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli bench --help";
+constexpr const char* help_command = "scalelab-cli bench train --help";
+
+constexpr const char* bench_usage =
+    "Usage:\n"
+    "  scalelab-cli bench train [flags]  measure training throughput (images/s, GFLOP/s)\n"
+    "  scalelab-cli bench sgemm [flags]  measure the fp32 matrix-multiply peak (GFLOP/s)\n"
+    "\n"
+    "Run 'scalelab-cli bench train --help' or 'scalelab-cli bench sgemm --help' for each\n"
+    "one's flags.\n"
+    "\n"
+    "Examples:\n"
+    "  scalelab-cli bench train --model cnn --batch 128 --threads 1\n"
+    "  scalelab-cli bench sgemm --threads 1,2\n";
 
 std::string model_label(const ThroughputConfig& config) {
     return config.model == "wrn" ? fmt::format("wrn-{}", config.width) : config.model;
@@ -94,15 +107,20 @@ int bench_train(const std::vector<std::string>& args) {
 
 int run_bench_command(const std::vector<std::string>& args) {
     if (!args.empty() && (args.front() == "--help" || args.front() == "-h")) {
-        std::fputs(bench_help().c_str(), stdout);
+        std::fputs(bench_usage, stdout);
         return exit_ok;
     }
-    if (args.empty() || args.front() != "train")
-        return report_problems(
-            {"bench measures 'train' (got '" + (args.empty() ? std::string() : args.front()) +
-             "'): scalelab-cli bench train --model cnn --batch 128"},
-            help_command);
-    return bench_train({args.begin() + 1, args.end()});
+    const std::string target = args.empty() ? std::string() : args.front();
+    const std::vector<std::string> rest =
+        args.empty() ? std::vector<std::string>{}
+                     : std::vector<std::string>(args.begin() + 1, args.end());
+    if (target == "train")
+        return bench_train(rest);
+    if (target == "sgemm")
+        return run_bench_sgemm_command(rest);
+    return report_problems({"bench measures 'train' or 'sgemm' (got '" + target +
+                            "'): scalelab-cli bench train --model cnn --batch 128"},
+                           "scalelab-cli bench --help");
 }
 
 }  // namespace scalelab::cli

@@ -1,6 +1,7 @@
 #include "cli/bench_options.h"
 
 #include "cli/flag_parser.h"
+#include "cli/flag_readers.h"
 #include "cli/flag_values.h"
 #include "cli/log_setup.h"
 
@@ -37,27 +38,6 @@ const std::vector<Flag>& bench_flags() {
         };
     }();
     return flags;
-}
-
-// A problem for a value that is not a positive whole number, or "" after storing it.
-std::string read_positive(const GivenFlag& given, int& out) {
-    const auto value = parse_int(given.value);
-    if (!value || *value < 1)
-        return "--" + given.name + " expects a positive whole number, got '" + given.value + "'";
-    out = *value;
-    return {};
-}
-
-std::string read_positive_list(const GivenFlag& given, std::vector<int>& out) {
-    const auto values = parse_int_list(given.value);
-    bool positive = values && !values->empty();
-    for (int v : values.value_or(std::vector<int>{}))
-        positive = positive && v >= 1;
-    if (!positive)
-        return "--" + given.name + " expects positive whole numbers like 32,128, got '" +
-               given.value + "'";
-    out = *values;
-    return {};
 }
 
 std::string apply(const GivenFlag& given, BenchTrainOptions& options) {

@@ -16,6 +16,7 @@ constexpr const char* usage =
     "Usage:\n"
     "  scalelab-cli train [flags]        train one run, print a summary line per epoch\n"
     "  scalelab-cli bench train [flags]  measure training throughput (images/s, GFLOP/s)\n"
+    "  scalelab-cli bench sgemm [flags]  measure the fp32 matrix-multiply peak (GFLOP/s)\n"
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"

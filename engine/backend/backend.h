@@ -11,7 +11,7 @@ namespace scalelab {
 
 // Device memory owned by a backend; movable, freed by the backend that made it.
 class DeviceBuffer {
-public:
+  public:
     using Deleter = void (*)(float*);
     DeviceBuffer() = default;
     DeviceBuffer(float* data, std::size_t size, Deleter deleter)
@@ -20,7 +20,7 @@ public:
     std::size_t size() const { return size_; }  // in floats
     std::span<float> span() const { return {data_.get(), size_}; }
 
-private:
+  private:
     std::unique_ptr<float, Deleter> data_{nullptr, nullptr};
     std::size_t size_ = 0;
 };
@@ -29,7 +29,7 @@ private:
 // thread: it is created, used and destroyed there (oneDNN primitives must run on the thread
 // that made them; a CUDA device is current per thread).
 class Backend {
-public:
+  public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
 
@@ -39,8 +39,8 @@ public:
 
     virtual std::unique_ptr<Conv2dKernel> conv2d(const Conv2dConfig&, const TensorDesc& x) = 0;
     virtual std::unique_ptr<LinearKernel> linear(const LinearConfig&, const TensorDesc& x) = 0;
-    virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormConfig&,
-                                                        const TensorDesc& x, bool training) = 0;
+    virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormConfig&, const TensorDesc& x,
+                                                        bool training) = 0;
     virtual std::unique_ptr<ReluKernel> relu(const TensorDesc& x) = 0;
     virtual std::unique_ptr<PoolKernel> pool(const PoolConfig&, const TensorDesc& x) = 0;
     virtual std::unique_ptr<DropoutKernel> dropout(const TensorDesc& x) = 0;

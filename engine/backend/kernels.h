@@ -32,7 +32,7 @@ struct Conv2dConfig {
 };
 
 class Conv2dKernel {
-public:
+  public:
     virtual ~Conv2dKernel() = default;
     virtual Tensor forward(const Tensor& x, const float* weight, const float* bias) = 0;
     // dx is computed only when want_dx (the first layer of a model needs none).
@@ -46,7 +46,7 @@ struct LinearConfig {
 };
 
 class LinearKernel {
-public:
+  public:
     virtual ~LinearKernel() = default;
     virtual Tensor forward(const Tensor& x, const float* weight, const float* bias) = 0;
     virtual Tensor backward(const Tensor& dy, const float* weight, float* dweight, float* dbias,
@@ -61,18 +61,17 @@ struct BatchNormConfig {
 };
 
 class BatchNormKernel {
-public:
+  public:
     virtual ~BatchNormKernel() = default;
     // Training: normalises with the batch statistics and updates the running ones (running
     // variance with the unbiased batch variance, as PyTorch). Inference: uses the running ones.
     virtual Tensor forward(const Tensor& x, const float* scale, const float* shift,
                            float* running_mean, float* running_var) = 0;
-    virtual Tensor backward(const Tensor& dy, const float* scale, float* dscale,
-                            float* dshift) = 0;
+    virtual Tensor backward(const Tensor& dy, const float* scale, float* dscale, float* dshift) = 0;
 };
 
 class ReluKernel {
-public:
+  public:
     virtual ~ReluKernel() = default;
     virtual Tensor forward(const Tensor& x) = 0;
     virtual Tensor backward(const Tensor& dy) = 0;
@@ -88,14 +87,14 @@ struct PoolConfig {
 };
 
 class PoolKernel {
-public:
+  public:
     virtual ~PoolKernel() = default;
     virtual Tensor forward(const Tensor& x) = 0;
     virtual Tensor backward(const Tensor& dy) = 0;
 };
 
 class DropoutKernel {
-public:
+  public:
     virtual ~DropoutKernel() = default;
     // Zeroes each element with probability p and scales the rest by 1 / (1 - p). The mask is a
     // pure function of (seed, element index), so every backend draws the same mask.
@@ -105,7 +104,7 @@ public:
 
 // y = a + b for the residual join; b is converted to a's layout where they differ.
 class AddKernel {
-public:
+  public:
     virtual ~AddKernel() = default;
     virtual Tensor forward(const Tensor& a, const Tensor& b) = 0;
     // The gradient of a sum reaches both inputs unchanged; this returns it in b's layout.
@@ -114,7 +113,7 @@ public:
 
 // Converts between a backend layout and another (plain NCHW at the model's edges).
 class ReorderKernel {
-public:
+  public:
     virtual ~ReorderKernel() = default;
     virtual Tensor forward(const Tensor& x) = 0;
     virtual Tensor backward(const Tensor& dy) = 0;
@@ -128,7 +127,7 @@ struct LossResult {
 // Softmax cross-entropy over plain (n, classes) logits, optionally with label smoothing
 // (target = (1 - s) one_hot + s / classes, as PyTorch's label_smoothing).
 class SoftmaxCrossEntropyKernel {
-public:
+  public:
     virtual ~SoftmaxCrossEntropyKernel() = default;
     virtual LossResult forward(const Tensor& logits, std::span<const std::int32_t> labels) = 0;
     // d(loss_sum * grad_scale)/d logits; the trainer passes 1 / global batch as grad_scale.

@@ -25,7 +25,7 @@ struct Shape {
 // every backend accepts it, and it is what the model's edges use (input batch, flatten, loss).
 // Anything else (oneDNN's blocked formats, say) is opaque outside the backend that made it.
 class Layout {
-public:
+  public:
     virtual ~Layout() = default;
     virtual std::size_t bytes() const = 0;  // may exceed 4 * numel: blocked formats pad channels
     virtual bool same_as(const Layout& other) const = 0;

@@ -14,7 +14,8 @@ BatchNorm::BatchNorm(std::string name, int channels, Activation activation)
 }
 
 std::string BatchNorm::name() const {
-    return name_ + ": batch norm " + std::to_string(cfg_.channels) + (cfg_.fused_relu ? " + relu" : "");
+    return name_ + ": batch norm " + std::to_string(cfg_.channels) +
+           (cfg_.fused_relu ? " + relu" : "");
 }
 
 void BatchNorm::declare(Declarations& out) {
@@ -26,8 +27,8 @@ void BatchNorm::declare(Declarations& out) {
 
 Tensor BatchNorm::forward(const Tensor& x, const Context& ctx) {
     auto& cache = ctx.training ? training_kernels_ : eval_kernels_;
-    auto& k = cache.get(x.shape(),
-                        [&] { return ctx.backend.batch_norm(cfg_, x.desc, ctx.training); });
+    auto& k =
+        cache.get(x.shape(), [&] { return ctx.backend.batch_norm(cfg_, x.desc, ctx.training); });
     return k.forward(x, scale_.value, shift_.value, running_mean_.value, running_var_.value);
 }
 

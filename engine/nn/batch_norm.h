@@ -7,7 +7,7 @@ namespace scalelab::nn {
 // Batch normalisation over N, H, W per channel: batch statistics in training (per device, as
 // DDP), running statistics in evaluation; optionally with the following ReLU fused in.
 class BatchNorm final : public Layer {
-public:
+  public:
     enum class Activation { None, Relu };
     BatchNorm(std::string name, int channels, Activation activation = Activation::None);
     std::string name() const override;
@@ -16,7 +16,7 @@ public:
     Tensor forward(const Tensor& x, const Context& ctx) override;
     Tensor backward(const Tensor& dy, const Context& ctx, bool want_dx) override;
 
-private:
+  private:
     std::string name_;
     BatchNormConfig cfg_;
     Parameter scale_, shift_;

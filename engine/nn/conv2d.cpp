@@ -11,7 +11,8 @@ Conv2d::Conv2d(std::string name, const Conv2dConfig& cfg) : name_(std::move(name
     const float bound = 1.0f / std::sqrt(float(fan_in));
     weight_ = Parameter{name_ + ".weight", optim::ParamRole::Weight,
                         fan_in * std::size_t(cfg.out_channels), bound};
-    bias_ = Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_channels), bound};
+    bias_ =
+        Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_channels), bound};
 }
 
 std::string Conv2d::name() const {
@@ -32,7 +33,8 @@ double Conv2d::forward_flops(const Shape& x) const {
 
 void Conv2d::declare(Declarations& out) {
     out.parameters.push_back(&weight_);
-    if (cfg_.bias) out.parameters.push_back(&bias_);
+    if (cfg_.bias)
+        out.parameters.push_back(&bias_);
 }
 
 Tensor Conv2d::forward(const Tensor& x, const Context& ctx) {

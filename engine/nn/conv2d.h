@@ -6,7 +6,7 @@ namespace scalelab::nn {
 
 // 2-D convolution, with or without bias.
 class Conv2d final : public Layer {
-public:
+  public:
     Conv2d(std::string name, const Conv2dConfig& cfg);
     std::string name() const override;
     Shape output_shape(const Shape& x) const override;
@@ -15,7 +15,7 @@ public:
     Tensor forward(const Tensor& x, const Context& ctx) override;
     Tensor backward(const Tensor& dy, const Context& ctx, bool want_dx) override;
 
-private:
+  private:
     std::string name_;
     Conv2dConfig cfg_;
     Parameter weight_, bias_;

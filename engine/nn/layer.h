@@ -48,7 +48,7 @@ struct Context {
 // One layer of a model, behind one interface (as Caffe's layers). A layer asks its backend for
 // a kernel the first time it sees an input shape and keeps it for every later step.
 class Layer {
-public:
+  public:
     virtual ~Layer() = default;
     virtual std::string name() const = 0;
     virtual Shape output_shape(const Shape& x) const = 0;
@@ -68,17 +68,18 @@ public:
 // The per-shape kernels of one layer: made on first use, reused after.
 template <class Kernel>
 class KernelCache {
-public:
+  public:
     Kernel& get(const Shape& shape, const std::function<std::unique_ptr<Kernel>()>& make) {
         auto it = kernels_.find(shape);
-        if (it == kernels_.end()) it = kernels_.emplace(shape, make()).first;
+        if (it == kernels_.end())
+            it = kernels_.emplace(shape, make()).first;
         last_ = it->second.get();
         return *last_;
     }
     // The kernel of the latest forward, which backward must use.
     Kernel& last() const { return *last_; }
 
-private:
+  private:
     std::map<Shape, std::unique_ptr<Kernel>> kernels_;
     Kernel* last_ = nullptr;
 };

@@ -9,7 +9,8 @@ Linear::Linear(std::string name, const LinearConfig& cfg) : name_(std::move(name
     const float bound = 1.0f / std::sqrt(float(cfg.in_features));
     weight_ = Parameter{name_ + ".weight", optim::ParamRole::Weight,
                         std::size_t(cfg.in_features) * cfg.out_features, bound};
-    bias_ = Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_features), bound};
+    bias_ =
+        Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_features), bound};
 }
 
 std::string Linear::name() const {

@@ -6,10 +6,12 @@ namespace scalelab::nn {
 
 // Fully connected: y = x W^T + b on a flat (n, features) input.
 class Linear final : public Layer {
-public:
+  public:
     Linear(std::string name, const LinearConfig& cfg);
     std::string name() const override;
-    Shape output_shape(const Shape& x) const override { return Shape{x.n, cfg_.out_features, 1, 1}; }
+    Shape output_shape(const Shape& x) const override {
+        return Shape{x.n, cfg_.out_features, 1, 1};
+    }
     double forward_flops(const Shape&) const override {
         return 2.0 * cfg_.in_features * cfg_.out_features;
     }
@@ -17,7 +19,7 @@ public:
     Tensor forward(const Tensor& x, const Context& ctx) override;
     Tensor backward(const Tensor& dy, const Context& ctx, bool want_dx) override;
 
-private:
+  private:
     std::string name_;
     LinearConfig cfg_;
     Parameter weight_, bias_;

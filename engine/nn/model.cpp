@@ -12,8 +12,10 @@ Model::Model(std::unique_ptr<Layer> root, Shape input, Backend& backend, std::ui
     root_->declare(decl);
 
     std::size_t param_count = 0, state_count = 0;
-    for (const auto* p : decl.parameters) param_count += p->size;
-    for (const auto* b : decl.buffers) state_count += b->size;
+    for (const auto* p : decl.parameters)
+        param_count += p->size;
+    for (const auto* b : decl.buffers)
+        state_count += b->size;
     params_ = backend.allocate(param_count);
     grads_ = backend.allocate(param_count);
     state_ = backend.allocate(state_count);

@@ -17,7 +17,7 @@ namespace scalelab::nn {
 //    so a gradient bucket is one contiguous slice;
 //  - the initial values depend only on the seed, not on the backend or the thread count.
 class Model {
-public:
+  public:
     Model(std::unique_ptr<Layer> root, Shape input, Backend& backend, std::uint64_t seed);
 
     Tensor forward(const Tensor& x, const Context& ctx) { return root_->forward(x, ctx); }
@@ -37,7 +37,7 @@ public:
     std::size_t parameter_count() const { return params_.size(); }
     std::string summary() const;
 
-private:
+  private:
     std::unique_ptr<Layer> root_;
     Shape input_;
     DeviceBuffer params_, grads_, state_;

@@ -20,8 +20,12 @@ Conv2dConfig conv(int cin, int cout, int kernel, int stride, bool bias) {
     return Conv2dConfig{cin, cout, kernel, stride, kernel / 2, bias};
 }
 
-PoolConfig max_pool_2x2() { return PoolConfig{PoolKind::Max, 2, 2, 0}; }
-PoolConfig global_average() { return PoolConfig{PoolKind::Average, 0, 1, 0}; }
+PoolConfig max_pool_2x2() {
+    return PoolConfig{PoolKind::Max, 2, 2, 0};
+}
+PoolConfig global_average() {
+    return PoolConfig{PoolKind::Average, 0, 1, 0};
+}
 
 Net mlp(int channels, int size, int classes) {
     auto net = std::make_unique<Sequential>("mlp");
@@ -70,8 +74,7 @@ void basic_block(Sequential& net, const std::string& name, int cin, int cout, in
         shortcut->emplace<Conv2d>(name + ".shortcut.conv", conv(cin, cout, 1, stride, false))
             .emplace<BatchNorm>(name + ".shortcut.bn", cout);
     }
-    net.emplace<Residual>(name, std::move(body), std::move(shortcut))
-        .emplace<Relu>(name + ".relu");
+    net.emplace<Residual>(name, std::move(body), std::move(shortcut)).emplace<Relu>(name + ".relu");
 }
 
 Net resnet(const std::string& name, int blocks_per_stage, int channels, int classes) {
@@ -133,18 +136,23 @@ Net wrn(int k, int channels, int classes) {
 std::unique_ptr<Sequential> build_model(const std::string& name, int channels, int image_size,
                                         int width, int classes) {
     if (channels != 1 && channels != 3)
-        throw Error(ErrorKind::InvalidSpec, "models take 1- or 3-channel images, not " +
-                                                std::to_string(channels));
+        throw Error(ErrorKind::InvalidSpec,
+                    "models take 1- or 3-channel images, not " + std::to_string(channels));
     if (image_size < 4 || image_size % 4 != 0)
         throw Error(ErrorKind::InvalidSpec,
                     "model '" + name + "' needs square images whose side is a multiple of 4; got " +
                         std::to_string(image_size) + ": crop or pad the dataset");
-    if (name == "mlp") return mlp(channels, image_size, classes);
-    if (name == "cnn") return cnn(channels, image_size, classes);
-    if (name == "resnet8") return resnet(name, 1, channels, classes);
-    if (name == "resnet20") return resnet(name, 3, channels, classes);
+    if (name == "mlp")
+        return mlp(channels, image_size, classes);
+    if (name == "cnn")
+        return cnn(channels, image_size, classes);
+    if (name == "resnet8")
+        return resnet(name, 1, channels, classes);
+    if (name == "resnet20")
+        return resnet(name, 3, channels, classes);
     if (name == "wrn") {
-        if (width < 1) throw Error(ErrorKind::InvalidSpec, "wrn width must be at least 1");
+        if (width < 1)
+            throw Error(ErrorKind::InvalidSpec, "wrn width must be at least 1");
         return wrn(width, channels, classes);
     }
     throw Error(ErrorKind::InvalidSpec,

@@ -6,7 +6,7 @@ namespace scalelab::nn {
 
 // Max or average pooling; kernel 0 pools the whole image (global average pooling).
 class Pool final : public Layer {
-public:
+  public:
     Pool(std::string name, const PoolConfig& cfg) : name_(std::move(name)), cfg_(cfg) {}
     std::string name() const override;
     Shape output_shape(const Shape& x) const override;
@@ -17,7 +17,7 @@ public:
         return kernels_.last().backward(dy);
     }
 
-private:
+  private:
     std::string name_;
     PoolConfig cfg_;
     KernelCache<PoolKernel> kernels_;

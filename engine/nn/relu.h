@@ -5,7 +5,7 @@
 namespace scalelab::nn {
 
 class Relu final : public Layer {
-public:
+  public:
     explicit Relu(std::string name) : name_(std::move(name)) {}
     std::string name() const override { return name_ + ": relu"; }
     Shape output_shape(const Shape& x) const override { return x; }
@@ -16,7 +16,7 @@ public:
         return kernels_.last().backward(dy);
     }
 
-private:
+  private:
     std::string name_;
     KernelCache<ReluKernel> kernels_;
 };

@@ -13,7 +13,8 @@ double Residual::forward_flops(const Shape& x) const {
 void Residual::declare(Declarations& out) {
     // Backward runs the body first, then the shortcut; the Model lays gradients out in the
     // reverse of declaration order, so declaring the shortcut first keeps them in backward order.
-    if (shortcut_) shortcut_->declare(out);
+    if (shortcut_)
+        shortcut_->declare(out);
     body_->declare(out);
 }
 
@@ -29,11 +30,11 @@ Tensor Residual::backward(const Tensor& dy, const Context& ctx, bool want_dx) {
     const Tensor d_skip = join_.last().gradient_for_b(dy);
     const Tensor dx_body = body_->backward(dy, ctx, want_dx);
     const Tensor dx_skip = shortcut_ ? shortcut_->backward(d_skip, ctx, want_dx) : d_skip;
-    if (!want_dx) return Tensor{};
+    if (!want_dx)
+        return Tensor{};
     // dx = dx_body + dx_skip, both in x's layout (each branch returns its input's layout).
-    auto& sum = input_grads_.get(dy.shape(), [&] {
-        return ctx.backend.add(dx_body.desc, dx_skip.desc);
-    });
+    auto& sum =
+        input_grads_.get(dy.shape(), [&] { return ctx.backend.add(dx_body.desc, dx_skip.desc); });
     return sum.forward(dx_body, dx_skip);
 }
 

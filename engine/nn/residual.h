@@ -10,7 +10,7 @@ namespace scalelab::nn {
 // optionally with batch norm) when the shape changes. Backward sends dy down both branches and
 // adds the two input gradients.
 class Residual final : public Layer {
-public:
+  public:
     Residual(std::string name, std::unique_ptr<Sequential> body,
              std::unique_ptr<Sequential> shortcut /* null: identity */);
     std::string name() const override { return name_; }
@@ -22,7 +22,7 @@ public:
     const Sequential& body() const { return *body_; }
     const Sequential* shortcut() const { return shortcut_.get(); }
 
-private:
+  private:
     std::string name_;
     std::unique_ptr<Sequential> body_, shortcut_;
     KernelCache<AddKernel> join_, input_grads_;

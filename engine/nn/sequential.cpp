@@ -9,7 +9,8 @@ Sequential& Sequential::add(std::unique_ptr<Layer> layer) {
 
 Shape Sequential::output_shape(const Shape& x) const {
     Shape s = x;
-    for (const auto& l : layers_) s = l->output_shape(s);
+    for (const auto& l : layers_)
+        s = l->output_shape(s);
     return s;
 }
 
@@ -24,18 +25,21 @@ double Sequential::forward_flops(const Shape& x) const {
 }
 
 void Sequential::declare(Declarations& out) {
-    for (auto& l : layers_) l->declare(out);
+    for (auto& l : layers_)
+        l->declare(out);
 }
 
 Tensor Sequential::forward(const Tensor& x, const Context& ctx) {
     Tensor t = x;
-    for (auto& l : layers_) t = l->forward(t, ctx);
+    for (auto& l : layers_)
+        t = l->forward(t, ctx);
     return t;
 }
 
 Tensor Sequential::backward(const Tensor& dy, const Context& ctx, bool want_dx) {
     Tensor g = dy;
-    for (std::size_t i = layers_.size(); i-- > 0;) g = layers_[i]->backward(g, ctx, i > 0 || want_dx);
+    for (std::size_t i = layers_.size(); i-- > 0;)
+        g = layers_[i]->backward(g, ctx, i > 0 || want_dx);
     return g;
 }
 

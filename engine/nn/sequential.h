@@ -9,7 +9,7 @@ namespace scalelab::nn {
 
 // Layers applied one after another; backward runs them in reverse.
 class Sequential final : public Layer {
-public:
+  public:
     explicit Sequential(std::string name) : name_(std::move(name)) {}
     Sequential& add(std::unique_ptr<Layer> layer);
     template <class L, class... Args>
@@ -25,7 +25,7 @@ public:
     Tensor forward(const Tensor& x, const Context& ctx) override;
     Tensor backward(const Tensor& dy, const Context& ctx, bool want_dx) override;
 
-private:
+  private:
     std::string name_;
     std::vector<std::unique_ptr<Layer>> layers_;
 };

@@ -42,7 +42,7 @@ struct RunEnd {
 // implementation must return quickly (the trainer does not wait for a slow consumer's work:
 // queue it). on_end is called exactly once, however the run ends.
 class MetricsSink {
-public:
+  public:
     virtual ~MetricsSink() = default;
     virtual void on_step(const StepMetrics&) {}
     virtual void on_epoch(const EpochMetrics&) {}

@@ -17,7 +17,9 @@ std::uint64_t dropout_seed(std::uint64_t seed, std::int64_t step) {
 }  // namespace
 
 Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend)
-    : spec_(spec), image_(image), backend_(std::move(backend)),
+    : spec_(spec),
+      image_(image),
+      backend_(std::move(backend)),
       model_(nn::build_model(spec.model, image.c, image.h, spec.width), image, *backend_,
              spec.seed),
       optimizer_(optim::make_optimizer(spec, model_.segments())),
@@ -43,7 +45,8 @@ StepResult Replica::train_step(const data::Batch& batch, double lr, std::int64_t
     auto& loss = loss_for(logits);
     const LossResult r = loss.forward(logits, batch.labels);
     const StepResult result{r.loss_sum, r.correct, batch.size};
-    if (!std::isfinite(r.loss_sum)) return result;  // diverged: never train on
+    if (!std::isfinite(r.loss_sum))
+        return result;  // diverged: never train on
 
     // Backward of the mean loss: d(loss_sum / B) / d logits, then through every layer.
     model_.backward(loss.backward(1.0f / float(batch.size)), ctx);

@@ -22,7 +22,7 @@ struct StepResult {
 // One device's copy of the model: its backend, parameters, optimiser state and loss, and the
 // code of one training step. Construct and use it on one thread (see Backend).
 class Replica {
-public:
+  public:
     // image: the shape of one input sample (n is ignored).
     Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend);
 
@@ -36,7 +36,7 @@ public:
     nn::Model& model() { return model_; }
     Backend& backend() { return *backend_; }
 
-private:
+  private:
     Tensor upload(const data::Batch& batch);
     SoftmaxCrossEntropyKernel& loss_for(const Tensor& logits);
 

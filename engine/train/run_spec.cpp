@@ -13,7 +13,8 @@ bool contains(const std::vector<std::string>& names, const std::string& name) {
 
 std::string join(const std::vector<std::string>& names) {
     std::string out;
-    for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+    for (const auto& n : names)
+        out += (out.empty() ? "" : ", ") + n;
     return out;
 }
 
@@ -31,10 +32,14 @@ const std::vector<std::string>& dataset_names() {
 
 std::string_view to_string(ScheduleKind kind) {
     switch (kind) {
-        case ScheduleKind::Constant: return "constant";
-        case ScheduleKind::Step: return "step";
-        case ScheduleKind::MultiStep: return "multistep";
-        case ScheduleKind::Cosine: return "cosine";
+        case ScheduleKind::Constant:
+            return "constant";
+        case ScheduleKind::Step:
+            return "step";
+        case ScheduleKind::MultiStep:
+            return "multistep";
+        case ScheduleKind::Cosine:
+            return "cosine";
     }
     return "constant";
 }
@@ -42,7 +47,8 @@ std::string_view to_string(ScheduleKind kind) {
 std::optional<ScheduleKind> parse_schedule(std::string_view s) {
     for (auto k : {ScheduleKind::Constant, ScheduleKind::Step, ScheduleKind::MultiStep,
                    ScheduleKind::Cosine})
-        if (to_string(k) == s) return k;
+        if (to_string(k) == s)
+            return k;
     return std::nullopt;
 }
 
@@ -51,22 +57,25 @@ std::string_view to_string(WarmupUnit unit) {
 }
 
 std::optional<WarmupUnit> parse_warmup_unit(std::string_view s) {
-    if (s == "epochs") return WarmupUnit::Epochs;
-    if (s == "steps") return WarmupUnit::Steps;
+    if (s == "epochs")
+        return WarmupUnit::Epochs;
+    if (s == "steps")
+        return WarmupUnit::Steps;
     return std::nullopt;
 }
 
 std::vector<std::string> RunSpec::validate() const {
     std::vector<std::string> errors;
     auto require = [&](bool ok, std::string message) {
-        if (!ok) errors.push_back(std::move(message));
+        if (!ok)
+            errors.push_back(std::move(message));
     };
     auto finite = [](double v) { return std::isfinite(v); };
 
     require(contains(model_names(), model),
             "model '" + model + "' is unknown: choose one of " + join(model_names()));
-    require(width >= 1 && width <= 64, "width must be between 1 and 64 (got " +
-                                           std::to_string(width) + ")");
+    require(width >= 1 && width <= 64,
+            "width must be between 1 and 64 (got " + std::to_string(width) + ")");
     require(contains(dataset_names(), dataset),
             "dataset '" + dataset + "' is unknown: choose one of " + join(dataset_names()));
     if (dataset == "synthetic") {
@@ -79,9 +88,9 @@ std::vector<std::string> RunSpec::validate() const {
                     std::to_string(synthetic_size) + ")");
     }
     require(epochs >= 1, "epochs must be at least 1 (got " + std::to_string(epochs) + ")");
-    require(batch >= 1 && batch <= 65536,
-            "batch must be between 1 and 65536 images per device (got " + std::to_string(batch) +
-                ")");
+    require(
+        batch >= 1 && batch <= 65536,
+        "batch must be between 1 and 65536 images per device (got " + std::to_string(batch) + ")");
     require(finite(lr) && lr > 0, "lr must be a positive number (got " + std::to_string(lr) + ")");
     require(finite(momentum) && momentum >= 0 && momentum < 1,
             "momentum must be in [0, 1) (got " + std::to_string(momentum) + ")");
@@ -92,7 +101,8 @@ std::vector<std::string> RunSpec::validate() const {
     require(finite(gamma) && gamma > 0 && gamma <= 1, "gamma must be in (0, 1]");
     require(step_epochs >= 1, "step_epochs must be at least 1");
     if (schedule == ScheduleKind::MultiStep) {
-        require(!milestones.empty(), "the multistep schedule needs milestones (epochs, e.g. 30,60)");
+        require(!milestones.empty(),
+                "the multistep schedule needs milestones (epochs, e.g. 30,60)");
         require(std::is_sorted(milestones.begin(), milestones.end()) &&
                     std::adjacent_find(milestones.begin(), milestones.end()) == milestones.end(),
                 "milestones must be strictly increasing");

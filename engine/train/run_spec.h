@@ -41,13 +41,13 @@ struct RunSpec {
 
     // Learning-rate schedule, then a linear warm-up multiplied on top of it.
     ScheduleKind schedule = ScheduleKind::Constant;
-    double gamma = 0.1;                   // step and multistep decay factor
-    int step_epochs = 30;                 // step: decay every step_epochs epochs
-    std::vector<int> milestones;          // multistep: decay at these epochs
-    double min_lr = 0.0;                  // cosine: the floor it anneals to
-    double warmup = 0.0;                  // length of the warm-up, in warmup_unit
+    double gamma = 0.1;           // step and multistep decay factor
+    int step_epochs = 30;         // step: decay every step_epochs epochs
+    std::vector<int> milestones;  // multistep: decay at these epochs
+    double min_lr = 0.0;          // cosine: the floor it anneals to
+    double warmup = 0.0;          // length of the warm-up, in warmup_unit
     WarmupUnit warmup_unit = WarmupUnit::Epochs;
-    double warmup_start_factor = 0.1;     // lr starts at lr * factor and rises linearly to lr
+    double warmup_start_factor = 0.1;  // lr starts at lr * factor and rises linearly to lr
 
     // Reproducibility and machine.
     std::uint64_t seed = 0;

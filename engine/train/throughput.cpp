@@ -27,10 +27,12 @@ std::vector<data::Batch> prepared_batches(const ThroughputConfig& cfg, int count
     const data::Normalization norm = data::channel_statistics(data.train);
     data::BatchLoader loader(data.train, norm, {cfg.batch, true, false, 1, 0});
     std::vector<std::uint32_t> order(data.train.count());
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = std::uint32_t(i);
+    for (std::size_t i = 0; i < order.size(); ++i)
+        order[i] = std::uint32_t(i);
     loader.start_epoch(std::move(order), 0);
     std::vector<data::Batch> batches;
-    while (const data::Batch* b = loader.next()) batches.push_back(*b);
+    while (const data::Batch* b = loader.next())
+        batches.push_back(*b);
     return batches;
 }
 
@@ -61,11 +63,13 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
         replica.train_step(batches[std::size_t(step) % batches.size()], spec.lr, step);
         ++step;
     };
-    for (int i = 0; i < cfg.warmup_steps; ++i) train_one();
+    for (int i = 0; i < cfg.warmup_steps; ++i)
+        train_one();
     std::vector<double> rates;
     for (int w = 0; w < cfg.windows; ++w) {
         const auto start = Clock::now();
-        for (int i = 0; i < steps; ++i) train_one();
+        for (int i = 0; i < steps; ++i)
+            train_one();
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         rates.push_back(double(steps) * cfg.batch / seconds);
     }

@@ -36,10 +36,12 @@ struct Totals {
 
 Totals evaluate(Replica& replica, data::BatchLoader& loader, std::size_t count) {
     std::vector<std::uint32_t> all(count);
-    for (std::size_t i = 0; i < count; ++i) all[i] = std::uint32_t(i);
+    for (std::size_t i = 0; i < count; ++i)
+        all[i] = std::uint32_t(i);
     loader.start_epoch(std::move(all), 0);
     Totals totals;
-    while (const data::Batch* batch = loader.next()) totals.add(replica.evaluate(*batch));
+    while (const data::Batch* batch = loader.next())
+        totals.add(replica.evaluate(*batch));
     return totals;
 }
 
@@ -53,13 +55,15 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
         problems.push_back("the dataset has no training or no test images");
     if (train.height != train.width || train.height % 4 != 0 ||
         (train.channels != 1 && train.channels != 3))
-        problems.push_back("the models take square 1- or 3-channel images whose side is a "
-                           "multiple of 4; this dataset's are " +
-                           std::to_string(train.channels) + "x" + std::to_string(train.height) +
-                           "x" + std::to_string(train.width));
+        problems.push_back(
+            "the models take square 1- or 3-channel images whose side is a "
+            "multiple of 4; this dataset's are " +
+            std::to_string(train.channels) + "x" + std::to_string(train.height) + "x" +
+            std::to_string(train.width));
     if (!problems.empty()) {
         std::string message;
-        for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+        for (const auto& p : problems)
+            message += (message.empty() ? "" : "; ") + p;
         throw Error(ErrorKind::InvalidSpec, message);
     }
 }
@@ -110,8 +114,7 @@ RunEnd Trainer::train() {
             if (!std::isfinite(r.loss_sum)) {
                 std::ostringstream msg;
                 msg << "the loss became " << r.mean_loss() << " at step " << step << " (epoch "
-                    << epoch << ", lr " << lr
-                    << "): lower the learning rate or add warm-up";
+                    << epoch << ", lr " << lr << "): lower the learning rate or add warm-up";
                 return RunEnd{RunStatus::Diverged, msg.str(), step, epoch};
             }
             epoch_totals.add(r);
@@ -130,8 +133,8 @@ RunEnd Trainer::train() {
             return RunEnd{RunStatus::ReachedTarget, msg.str(), step, epoch};
         }
     }
-    return RunEnd{RunStatus::Finished, "trained " + std::to_string(spec_.epochs) + " epochs",
-                  step, spec_.epochs};
+    return RunEnd{RunStatus::Finished, "trained " + std::to_string(spec_.epochs) + " epochs", step,
+                  spec_.epochs};
 }
 
 }  // namespace scalelab

@@ -12,7 +12,7 @@ namespace scalelab {
 // The caller loads the data first (data::load_dataset), so that a missing or corrupt dataset is
 // reported before a run starts.
 class Trainer {
-public:
+  public:
     // Throws Error(InvalidSpec) listing every problem when the spec does not validate, and when
     // the data does not fit the model (channels, image size not divisible by 4).
     Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink);
@@ -24,7 +24,7 @@ public:
     // Safe from any thread; the run stops before its next step and ends as Cancelled.
     void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
-private:
+  private:
     RunEnd train();
 
     RunSpec spec_;

@@ -83,7 +83,13 @@ class TestCli : public QObject {
         QVERIFY(r.out.contains("--metrics-out"));
         r = run_cli({"bench", "--help"});
         QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("bench train") && r.out.contains("bench sgemm"));
+        r = run_cli({"bench", "train", "--help"});
+        QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.contains("--threads"));
+        r = run_cli({"bench", "sgemm", "--help"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("--size"));
         r = run_cli({"--version"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.startsWith("scalelab-cli "));
@@ -113,6 +119,9 @@ class TestCli : public QObject {
             << QStringList{"bench", "train", "--batch", "0"} << "--batch";
         QTest::newRow("bench unknown model")
             << QStringList{"bench", "train", "--model", "vgg", "--windows", "1"} << "vgg";
+        QTest::newRow("sgemm size 0") << QStringList{"bench", "sgemm", "--size", "0"} << "--size";
+        QTest::newRow("sgemm threads 0")
+            << QStringList{"bench", "sgemm", "--threads", "0"} << "--threads";
     }
     void bad_input_exits_2_with_a_message() {
         QFETCH(QStringList, args);
@@ -120,6 +129,19 @@ class TestCli : public QObject {
         const CliResult r = run_cli(args);
         QVERIFY_EXIT(r, 2);
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    void bench_sgemm_prints_one_json_row() {
+        const CliResult r =
+            run_cli({"bench", "sgemm", "--threads", "1", "--size", "128", "--json"});
+        QVERIFY_EXIT(r, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        const QJsonObject row = QJsonDocument::fromJson(lines.front().toUtf8()).object();
+        QCOMPARE(row["threads"].toInt(), 1);
+        QCOMPARE(row["size"].toInt(), 128);
+        QVERIFY2(row["gflops"].toDouble() > 0.0, qPrintable(lines.front()));
+        QVERIFY(row["gflops_max"].toDouble() >= row["gflops"].toDouble());
     }
 
     void malformed_config_exits_2_with_the_line() {

@@ -10,7 +10,7 @@ namespace {
 using dnnl::memory;
 
 class CpuAdd final : public AddKernel {
-public:
+  public:
     CpuAdd(const DnnlContext& ctx, const TensorDesc& a, const TensorDesc& b)
         : ctx_(ctx), shape_(a.shape) {
         const auto a_md = md_of(a), b_md = md_of(b);
@@ -21,7 +21,8 @@ public:
         y_ = owned(a_md, ctx);
         dy_ = borrowed(a_md, ctx);
         to_b_ = Reorder(a_md, b_md, ctx);
-        if (to_b_.needed()) db_ = owned(b_md, ctx);
+        if (to_b_.needed())
+            db_ = owned(b_md, ctx);
         b_desc_ = b;
     }
 
@@ -33,13 +34,14 @@ public:
     }
 
     Tensor gradient_for_b(const Tensor& dy) override {
-        if (!to_b_.needed()) return Tensor{b_desc_, dy.data};
+        if (!to_b_.needed())
+            return Tensor{b_desc_, dy.data};
         point(dy_, dy.data);
         to_b_.run(ctx_, dy_, db_);
         return Tensor{b_desc_, data_of(db_)};
     }
 
-private:
+  private:
     const DnnlContext& ctx_;
     Shape shape_;
     TensorDesc b_desc_;

@@ -14,21 +14,20 @@ using dnnl::normalization_flags;
 using dnnl::prop_kind;
 
 class CpuBatchNorm final : public BatchNormKernel {
-public:
+  public:
     CpuBatchNorm(const DnnlContext& ctx, const BatchNormConfig& cfg, const TensorDesc& x,
                  bool training)
         : ctx_(ctx), cfg_(cfg), shape_(x.shape), training_(training) {
         const auto x_md = md_of(x);
         const auto c_md =
             memory::desc({cfg.channels}, memory::data_type::f32, memory::format_tag::x);
-        const auto flags = normalization_flags::use_scale | normalization_flags::use_shift |
-                           (training ? normalization_flags::none
-                                     : normalization_flags::use_global_stats) |
-                           (cfg.fused_relu ? normalization_flags::fuse_norm_relu
-                                           : normalization_flags::none);
+        const auto flags =
+            normalization_flags::use_scale | normalization_flags::use_shift |
+            (training ? normalization_flags::none : normalization_flags::use_global_stats) |
+            (cfg.fused_relu ? normalization_flags::fuse_norm_relu : normalization_flags::none);
         const dnnl::batch_normalization_forward::primitive_desc fwd(
-            {training ? prop_kind::forward_training : prop_kind::forward_inference, x_md,
-             cfg.eps, flags},
+            {training ? prop_kind::forward_training : prop_kind::forward_inference, x_md, cfg.eps,
+             flags},
             ctx.engine);
         fwd_ = dnnl::batch_normalization_forward(fwd);
         if (training) {
@@ -38,7 +37,8 @@ public:
             mean_ = owned(c_md, ctx);
             var_ = owned(c_md, ctx);
             // With a fused ReLU, oneDNN keeps the y > 0 bit mask here for backward.
-            if (cfg.fused_relu) workspace_ = owned(fwd.workspace_desc(), ctx);
+            if (cfg.fused_relu)
+                workspace_ = owned(fwd.workspace_desc(), ctx);
         } else {
             mean_ = borrowed(c_md, ctx);
             var_ = borrowed(c_md, ctx);
@@ -62,11 +62,13 @@ public:
             point(mean_, running_mean);
             point(var_, running_var);
         }
-        Args args{{DNNL_ARG_SRC, x_},        {DNNL_ARG_DST, y_},        {DNNL_ARG_SCALE, scale_},
-                  {DNNL_ARG_SHIFT, shift_},  {DNNL_ARG_MEAN, mean_},    {DNNL_ARG_VARIANCE, var_}};
-        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        Args args{{DNNL_ARG_SRC, x_},       {DNNL_ARG_DST, y_},     {DNNL_ARG_SCALE, scale_},
+                  {DNNL_ARG_SHIFT, shift_}, {DNNL_ARG_MEAN, mean_}, {DNNL_ARG_VARIANCE, var_}};
+        if (workspace_)
+            args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         fwd_.execute(ctx_.stream, args);
-        if (training_) update_running(running_mean, running_var);
+        if (training_)
+            update_running(running_mean, running_var);
         return view(shape_, y_);
     }
 
@@ -84,12 +86,13 @@ public:
                   {DNNL_ARG_DIFF_SRC, dx_},
                   {DNNL_ARG_DIFF_SCALE, dscale_},
                   {DNNL_ARG_DIFF_SHIFT, dshift_}};
-        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        if (workspace_)
+            args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         bwd_.execute(ctx_.stream, args);
         return view(shape_, dx_);
     }
 
-private:
+  private:
     void update_running(float* running_mean, float* running_var) const {
         const double n = double(shape_.n) * shape_.h * shape_.w;
         const double unbias = n > 1 ? n / (n - 1) : 1.0;
@@ -113,9 +116,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<BatchNormKernel> make_batch_norm(const DnnlContext& ctx,
-                                                 const BatchNormConfig& cfg, const TensorDesc& x,
-                                                 bool training) {
+std::unique_ptr<BatchNormKernel> make_batch_norm(const DnnlContext& ctx, const BatchNormConfig& cfg,
+                                                 const TensorDesc& x, bool training) {
     return std::make_unique<CpuBatchNorm>(ctx, cfg, x, training);
 }
 

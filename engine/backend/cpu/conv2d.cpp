@@ -13,7 +13,7 @@ using dnnl::memory;
 using dnnl::prop_kind;
 
 class CpuConv2d final : public Conv2dKernel {
-public:
+  public:
     CpuConv2d(const DnnlContext& ctx, const Conv2dConfig& cfg, const TensorDesc& x)
         : ctx_(ctx), cfg_(cfg), x_shape_(x.shape) {
         const int oh = (x.shape.h + 2 * cfg.padding - cfg.kernel) / cfg.stride + 1;
@@ -22,7 +22,8 @@ public:
         const memory::dims strides{cfg.stride, cfg.stride}, pad{cfg.padding, cfg.padding};
         const memory::dims wdims{cfg.out_channels, cfg.in_channels, cfg.kernel, cfg.kernel};
         const auto x_md = md_of(x);
-        const auto user_w_md = memory::desc(wdims, memory::data_type::f32, memory::format_tag::oihw);
+        const auto user_w_md =
+            memory::desc(wdims, memory::data_type::f32, memory::format_tag::oihw);
         const auto any_w_md = memory::desc(wdims, memory::data_type::f32, memory::format_tag::any);
         const auto b_md = cfg.bias ? memory::desc({cfg.out_channels}, memory::data_type::f32,
                                                   memory::format_tag::x)
@@ -62,13 +63,13 @@ public:
         w_bwd_ = w_bwd_in_.needed() ? owned(bwd_data.weights_desc(), ctx) : user_w_;
         dw_out_ = Reorder(bwd_weights.diff_weights_desc(), user_w_md, ctx);
         dw_ = dw_out_.needed() ? owned(bwd_weights.diff_weights_desc(), ctx) : user_dw_;
-
     }
 
     Tensor forward(const Tensor& x, const float* weight, const float* bias) override {
         point(x_, x.data);
         point(user_w_, weight);
-        if (w_in_.needed()) w_in_.run(ctx_, user_w_, w_);
+        if (w_in_.needed())
+            w_in_.run(ctx_, user_w_, w_);
         Args args{{DNNL_ARG_SRC, x_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_DST, y_}};
         if (cfg_.bias) {
             point(b_, bias);
@@ -88,17 +89,20 @@ public:
             args.emplace(DNNL_ARG_DIFF_BIAS, db_);
         }
         bwd_weights_.execute(ctx_.stream, args);
-        if (dw_out_.needed()) dw_out_.run(ctx_, dw_, user_dw_);
-        if (!want_dx) return Tensor{};
+        if (dw_out_.needed())
+            dw_out_.run(ctx_, dw_, user_dw_);
+        if (!want_dx)
+            return Tensor{};
         point(user_w_, weight);
-        if (w_bwd_in_.needed()) w_bwd_in_.run(ctx_, user_w_, w_bwd_);
-        bwd_data_.execute(ctx_.stream, {{DNNL_ARG_DIFF_DST, dy_},
-                                        {DNNL_ARG_WEIGHTS, w_bwd_},
-                                        {DNNL_ARG_DIFF_SRC, dx_}});
+        if (w_bwd_in_.needed())
+            w_bwd_in_.run(ctx_, user_w_, w_bwd_);
+        bwd_data_.execute(
+            ctx_.stream,
+            {{DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_WEIGHTS, w_bwd_}, {DNNL_ARG_DIFF_SRC, dx_}});
         return view(x_shape_, dx_);
     }
 
-private:
+  private:
     const DnnlContext& ctx_;
     Conv2dConfig cfg_;
     Shape x_shape_, y_shape_;

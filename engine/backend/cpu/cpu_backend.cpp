@@ -14,7 +14,8 @@ namespace scalelab::cpu {
 
 int available_cores() {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        return std::max(1, CPU_COUNT(&set));
     return 1;
 }
 
@@ -26,20 +27,21 @@ DeviceBuffer CpuBackend::allocate(std::size_t floats) {
     const std::size_t bytes = ((std::max<std::size_t>(floats, 1) * sizeof(float) + 63) / 64) * 64;
     auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
     if (p == nullptr)
-        throw Error(ErrorKind::OutOfMemory,
-                    "could not allocate " + std::to_string(bytes >> 20) +
-                        " MiB: use a smaller batch or model");
+        throw Error(ErrorKind::OutOfMemory, "could not allocate " + std::to_string(bytes >> 20) +
+                                                " MiB: use a smaller batch or model");
     std::memset(p, 0, bytes);
     return DeviceBuffer(p, floats, [](float* q) { std::free(q); });
 }
 
 void CpuBackend::upload(std::span<const float> host, float* device) {
-    if (host.empty()) return;  // memcpy from a null pointer is undefined even for 0 bytes
+    if (host.empty())
+        return;  // memcpy from a null pointer is undefined even for 0 bytes
     std::memcpy(device, host.data(), host.size_bytes());
 }
 
 void CpuBackend::download(const float* device, std::span<float> host) {
-    if (host.empty()) return;
+    if (host.empty())
+        return;
     std::memcpy(host.data(), device, host.size_bytes());
 }
 
@@ -53,7 +55,9 @@ std::unique_ptr<BatchNormKernel> CpuBackend::batch_norm(const BatchNormConfig& c
                                                         const TensorDesc& x, bool training) {
     return make_batch_norm(ctx_, cfg, x, training);
 }
-std::unique_ptr<ReluKernel> CpuBackend::relu(const TensorDesc& x) { return make_relu(ctx_, x); }
+std::unique_ptr<ReluKernel> CpuBackend::relu(const TensorDesc& x) {
+    return make_relu(ctx_, x);
+}
 std::unique_ptr<PoolKernel> CpuBackend::pool(const PoolConfig& cfg, const TensorDesc& x) {
     return make_pool(ctx_, cfg, x);
 }

@@ -9,7 +9,7 @@ namespace scalelab::cpu {
 // Construct it on the thread that will use it: the OpenMP thread count is a per-thread
 // setting, and oneDNN (as Debian builds it) runs a primitive only on the thread that made it.
 class CpuBackend final : public Backend {
-public:
+  public:
     explicit CpuBackend(int threads);
     std::string name() const override { return "cpu"; }
     int threads() const { return threads_; }
@@ -30,7 +30,7 @@ public:
     std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(
         const TensorDesc& logits, float label_smoothing) override;
 
-private:
+  private:
     int threads_;
     DnnlContext ctx_;
 };

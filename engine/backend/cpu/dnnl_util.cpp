@@ -17,7 +17,9 @@ std::string DnnlLayout::name() const {
     return out;
 }
 
-memory::dims dims_of(const Shape& s) { return {s.n, s.c, s.h, s.w}; }
+memory::dims dims_of(const Shape& s) {
+    return {s.n, s.c, s.h, s.w};
+}
 
 memory::desc plain_md(const Shape& s) {
     return memory::desc(dims_of(s), memory::data_type::f32, memory::format_tag::nchw);
@@ -28,12 +30,14 @@ memory::desc any_md(const Shape& s) {
 }
 
 memory::desc md_of(const TensorDesc& t) {
-    if (t.plain()) return plain_md(t.shape);
+    if (t.plain())
+        return plain_md(t.shape);
     return static_cast<const DnnlLayout&>(*t.layout).md();
 }
 
 TensorDesc desc_of(const Shape& s, const memory::desc& md) {
-    if (md == plain_md(s)) return TensorDesc{s, nullptr};
+    if (md == plain_md(s))
+        return TensorDesc{s, nullptr};
     return TensorDesc{s, std::make_shared<DnnlLayout>(md)};
 }
 
@@ -44,7 +48,8 @@ Shape shape_of(const memory::desc& md) {
 
 Reorder::Reorder(const memory::desc& from, const memory::desc& to, const DnnlContext& ctx)
     : needed_(from != to) {
-    if (needed_) prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine, from, ctx.engine, to));
+    if (needed_)
+        prim_ = dnnl::reorder(dnnl::reorder::primitive_desc(ctx.engine, from, ctx.engine, to));
 }
 
 void Reorder::run(const DnnlContext& ctx, memory from, memory to) const {

@@ -18,14 +18,14 @@ struct DnnlContext {
 
 // A oneDNN memory descriptor as a ScaleLab layout: how the CPU backend marks a blocked tensor.
 class DnnlLayout final : public Layout {
-public:
+  public:
     explicit DnnlLayout(dnnl::memory::desc md) : md_(std::move(md)) {}
     const dnnl::memory::desc& md() const { return md_; }
     std::size_t bytes() const override { return md_.get_size(); }
     bool same_as(const Layout& other) const override;
     std::string name() const override;
 
-private:
+  private:
     dnnl::memory::desc md_;
 };
 
@@ -47,8 +47,12 @@ inline dnnl::memory owned(const dnnl::memory::desc& md, const DnnlContext& ctx) 
 inline dnnl::memory borrowed(const dnnl::memory::desc& md, const DnnlContext& ctx) {
     return dnnl::memory(md, ctx.engine, DNNL_MEMORY_NONE);
 }
-inline float* data_of(const dnnl::memory& m) { return static_cast<float*>(m.get_data_handle()); }
-inline void point(dnnl::memory& m, const float* p) { m.set_data_handle(const_cast<float*>(p)); }
+inline float* data_of(const dnnl::memory& m) {
+    return static_cast<float*>(m.get_data_handle());
+}
+inline void point(dnnl::memory& m, const float* p) {
+    m.set_data_handle(const_cast<float*>(p));
+}
 
 inline Tensor view(const Shape& s, const dnnl::memory& m) {
     return Tensor{desc_of(s, m.get_desc()), data_of(m)};
@@ -56,13 +60,13 @@ inline Tensor view(const Shape& s, const dnnl::memory& m) {
 
 // Copies src into dst's layout when the two differ: the one place where layouts change.
 class Reorder {
-public:
+  public:
     Reorder() = default;
     Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to, const DnnlContext& ctx);
     bool needed() const { return needed_; }
     void run(const DnnlContext& ctx, dnnl::memory from, dnnl::memory to) const;
 
-private:
+  private:
     bool needed_ = false;
     dnnl::reorder prim_;
 };

@@ -11,9 +11,11 @@ namespace scalelab::cpu {
 namespace {
 
 class CpuDropout final : public DropoutKernel {
-public:
+  public:
     CpuDropout(const DnnlContext& ctx, const TensorDesc& x)
-        : desc_(x), y_(owned(md_of(x), ctx)), dx_(owned(md_of(x), ctx)),
+        : desc_(x),
+          y_(owned(md_of(x), ctx)),
+          dx_(owned(md_of(x), ctx)),
           mask_(x.bytes() / sizeof(float)) {}
 
     Tensor forward(const Tensor& x, float p, std::uint64_t seed) override {
@@ -36,11 +38,12 @@ public:
         const float* __restrict m = mask_.data();
         const float* __restrict g = dy.data;
 #pragma omp parallel for schedule(static)
-        for (std::int64_t i = 0; i < n; ++i) dx[i] = g[i] * m[i];
+        for (std::int64_t i = 0; i < n; ++i)
+            dx[i] = g[i] * m[i];
         return Tensor{desc_, dx};
     }
 
-private:
+  private:
     TensorDesc desc_;
     dnnl::memory y_, dx_;
     std::vector<float> mask_;

@@ -12,7 +12,7 @@ using dnnl::memory;
 using dnnl::prop_kind;
 
 class CpuLinear final : public LinearKernel {
-public:
+  public:
     CpuLinear(const DnnlContext& ctx, const LinearConfig& cfg, const TensorDesc& x)
         : ctx_(ctx), x_shape_(x.shape), y_shape_{x.shape.n, cfg.out_features, 1, 1} {
         const auto f32 = memory::data_type::f32;
@@ -44,9 +44,9 @@ public:
         point(x_, x.data);
         point(w_, weight);
         point(b_, bias);
-        fwd_.execute(ctx_.stream,
-                     {{DNNL_ARG_SRC, x_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_BIAS, b_},
-                      {DNNL_ARG_DST, y_}});
+        fwd_.execute(
+            ctx_.stream,
+            {{DNNL_ARG_SRC, x_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_BIAS, b_}, {DNNL_ARG_DST, y_}});
         return Tensor{TensorDesc{y_shape_, nullptr}, data_of(y_)};
     }
 
@@ -59,14 +59,16 @@ public:
                                            {DNNL_ARG_DIFF_DST, dy_},
                                            {DNNL_ARG_DIFF_WEIGHTS, dw_},
                                            {DNNL_ARG_DIFF_BIAS, db_}});
-        if (!want_dx) return Tensor{};
+        if (!want_dx)
+            return Tensor{};
         point(w_, weight);
-        bwd_data_.execute(ctx_.stream,
-                          {{DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_DIFF_SRC, dx_}});
+        bwd_data_.execute(
+            ctx_.stream,
+            {{DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_WEIGHTS, w_}, {DNNL_ARG_DIFF_SRC, dx_}});
         return Tensor{TensorDesc{x_shape_, nullptr}, data_of(dx_)};
     }
 
-private:
+  private:
     const DnnlContext& ctx_;
     Shape x_shape_, y_shape_;
     dnnl::inner_product_forward fwd_;

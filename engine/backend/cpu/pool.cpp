@@ -14,7 +14,7 @@ using dnnl::memory;
 using dnnl::prop_kind;
 
 class CpuPool final : public PoolKernel {
-public:
+  public:
     CpuPool(const DnnlContext& ctx, const PoolConfig& cfg, const TensorDesc& x)
         : ctx_(ctx), x_shape_(x.shape) {
         const int kh = cfg.kernel == 0 ? x.shape.h : cfg.kernel;
@@ -39,13 +39,15 @@ public:
         y_ = owned(y_md, ctx);
         dy_ = borrowed(y_md, ctx);
         dx_ = owned(x_md, ctx);
-        if (cfg.kind == PoolKind::Max) workspace_ = owned(fwd.workspace_desc(), ctx);
+        if (cfg.kind == PoolKind::Max)
+            workspace_ = owned(fwd.workspace_desc(), ctx);
     }
 
     Tensor forward(const Tensor& x) override {
         point(x_, x.data);
         Args args{{DNNL_ARG_SRC, x_}, {DNNL_ARG_DST, y_}};
-        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        if (workspace_)
+            args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         fwd_.execute(ctx_.stream, args);
         return view(y_shape_, y_);
     }
@@ -53,12 +55,13 @@ public:
     Tensor backward(const Tensor& dy) override {
         point(dy_, dy.data);
         Args args{{DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_DIFF_SRC, dx_}};
-        if (workspace_) args.emplace(DNNL_ARG_WORKSPACE, workspace_);
+        if (workspace_)
+            args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         bwd_.execute(ctx_.stream, args);
         return view(x_shape_, dx_);
     }
 
-private:
+  private:
     const DnnlContext& ctx_;
     Shape x_shape_, y_shape_;
     dnnl::pooling_forward fwd_;
@@ -70,8 +73,8 @@ private:
 
 std::unique_ptr<PoolKernel> make_pool(const DnnlContext& ctx, const PoolConfig& cfg,
                                       const TensorDesc& x) {
-    if (cfg.kernel != 0 && (x.shape.h + 2 * cfg.padding < cfg.kernel ||
-                            x.shape.w + 2 * cfg.padding < cfg.kernel))
+    if (cfg.kernel != 0 &&
+        (x.shape.h + 2 * cfg.padding < cfg.kernel || x.shape.w + 2 * cfg.padding < cfg.kernel))
         throw Error(ErrorKind::InvalidSpec, "pooling window " + std::to_string(cfg.kernel) +
                                                 " is larger than its input " + x.shape.str() +
                                                 ": use larger images or a smaller model");

@@ -12,7 +12,7 @@ using dnnl::memory;
 using dnnl::prop_kind;
 
 class CpuRelu final : public ReluKernel {
-public:
+  public:
     CpuRelu(const DnnlContext& ctx, const TensorDesc& x) : ctx_(ctx), shape_(x.shape) {
         const auto md = md_of(x);
         const dnnl::eltwise_forward::primitive_desc fwd(
@@ -40,7 +40,7 @@ public:
         return view(shape_, dx_);
     }
 
-private:
+  private:
     const DnnlContext& ctx_;
     Shape shape_;
     dnnl::eltwise_forward fwd_;

@@ -15,10 +15,13 @@ namespace scalelab::cpu {
 namespace {
 
 class CpuSoftmaxCrossEntropy final : public SoftmaxCrossEntropyKernel {
-public:
+  public:
     CpuSoftmaxCrossEntropy(const TensorDesc& logits, float label_smoothing)
-        : shape_(logits.shape), classes_(logits.shape.c), smoothing_(label_smoothing),
-          prob_(logits.shape.numel()), dlogits_(logits.shape.numel()) {}
+        : shape_(logits.shape),
+          classes_(logits.shape.c),
+          smoothing_(label_smoothing),
+          prob_(logits.shape.numel()),
+          dlogits_(logits.shape.numel()) {}
 
     LossResult forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
         LossResult result;
@@ -35,9 +38,11 @@ public:
                 sum += p[j];
                 dot += double((j == label ? 1.0f - smoothing_ : 0.0f) + off) * (z[j] - zmax);
             }
-            for (int j = 0; j < classes_; ++j) p[j] = float(p[j] / sum);
+            for (int j = 0; j < classes_; ++j)
+                p[j] = float(p[j] / sum);
             result.loss_sum += std::log(sum) - dot;
-            if (int(std::max_element(z, z + classes_) - z) == label) ++result.correct;
+            if (int(std::max_element(z, z + classes_) - z) == label)
+                ++result.correct;
         }
         return result;
     }
@@ -48,14 +53,15 @@ public:
             const float* p = prob_.data() + std::size_t(i) * classes_;
             float* g = dlogits_.data() + std::size_t(i) * classes_;
             for (int j = 0; j < classes_; ++j) {
-                const float target = (j == labels_[std::size_t(i)] ? 1.0f - smoothing_ : 0.0f) + off;
+                const float target =
+                    (j == labels_[std::size_t(i)] ? 1.0f - smoothing_ : 0.0f) + off;
                 g[j] = (p[j] - target) * grad_scale;
             }
         }
         return Tensor{TensorDesc{shape_, nullptr}, dlogits_.data()};
     }
 
-private:
+  private:
     Shape shape_;
     int classes_;
     float smoothing_;
@@ -68,8 +74,8 @@ private:
 std::unique_ptr<SoftmaxCrossEntropyKernel> make_softmax_cross_entropy(const TensorDesc& logits,
                                                                       float label_smoothing) {
     if (!logits.plain() || logits.shape.h != 1 || logits.shape.w != 1)
-        throw Error(ErrorKind::Internal, "the loss expects plain (n, classes) logits, got " +
-                                             logits.shape.str());
+        throw Error(ErrorKind::Internal,
+                    "the loss expects plain (n, classes) logits, got " + logits.shape.str());
     return std::make_unique<CpuSoftmaxCrossEntropy>(logits, label_smoothing);
 }
 

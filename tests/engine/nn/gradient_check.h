@@ -31,7 +31,7 @@ struct GradientError {
 };
 
 class GradientCheck {
-public:
+  public:
     // The layer is wrapped as Sequential{layer, flatten} so the output comes back plain.
     GradientCheck(std::unique_ptr<nn::Layer> layer, Shape input, std::uint64_t seed = 1)
         : backend_(1), input_(input) {
@@ -42,9 +42,11 @@ public:
         std::mt19937 rng(unsigned(seed) + 7);
         std::uniform_real_distribution<float> u(-1.0f, 1.0f);
         x_.resize(input.numel());
-        for (auto& v : x_) v = u(rng);
+        for (auto& v : x_)
+            v = u(rng);
         r_.resize(root_->output_shape(input).numel());
-        for (auto& v : r_) v = u(rng);
+        for (auto& v : r_)
+            v = u(rng);
     }
 
     std::vector<float>& input() { return x_; }
@@ -60,7 +62,8 @@ public:
     double loss(bool training = true) {
         const std::vector<float> y = output(training);
         double l = 0;
-        for (std::size_t i = 0; i < r_.size(); ++i) l += double(r_[i]) * y[i];
+        for (std::size_t i = 0; i < r_.size(); ++i)
+            l += double(r_[i]) * y[i];
         return l;
     }
 
@@ -94,8 +97,8 @@ public:
                 const double minus = loss();
                 values[i] = saved;
                 const double right = (plus - centre) / h, left = (centre - minus) / h;
-                if (std::abs(right - left) > 0.5 * kink_tolerance * std::max({1.0, std::abs(right),
-                                                                            std::abs(left)})) {
+                if (std::abs(right - left) >
+                    0.5 * kink_tolerance * std::max({1.0, std::abs(right), std::abs(left)})) {
                     ++err.skipped_at_kinks;
                     continue;
                 }
@@ -115,7 +118,7 @@ public:
         return err;
     }
 
-private:
+  private:
     cpu::CpuBackend backend_;
     Shape input_;
     nn::Sequential* root_ = nullptr;

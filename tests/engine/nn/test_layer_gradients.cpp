@@ -39,7 +39,7 @@ std::unique_ptr<nn::Sequential> seq(std::string name) {
 class LayerGradients : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void conv2d_data() {
         QTest::addColumn<int>("kernel");
         QTest::addColumn<int>("stride");
@@ -76,9 +76,8 @@ private slots:
         // Behind a convolution, so that it sees the blocked layout it sees in the models.
         auto s = seq("conv-bn");
         s->emplace<nn::Conv2d>("conv", Conv2dConfig{3, 16, 3, 1, 1, false})
-            .emplace<nn::BatchNorm>("bn", 16,
-                                    relu ? nn::BatchNorm::Activation::Relu
-                                         : nn::BatchNorm::Activation::None);
+            .emplace<nn::BatchNorm>(
+                "bn", 16, relu ? nn::BatchNorm::Activation::Relu : nn::BatchNorm::Activation::None);
         expect_gradients_match(std::move(s), Shape{4, 3, 6, 6}, 40);
     }
 
@@ -98,6 +97,40 @@ private slots:
         s->emplace<nn::Conv2d>("conv", Conv2dConfig{2, 16, 3, 1, 1, true})
             .emplace<nn::Pool>("pool", PoolConfig{PoolKind(kind), kernel, kernel == 0 ? 1 : 2, 0});
         expect_gradients_match(std::move(s), Shape{2, 2, 8, 8});
+    }
+
+    void max_pool_matches_its_definition_on_blocked_layouts_data() {
+        QTest::addColumn<int>("channels");
+        QTest::newRow("16 channels (nChw16c)") << 16;
+        QTest::newRow("24 channels (padded block)") << 24;
+        QTest::newRow("8 channels") << 8;
+    }
+    void max_pool_matches_its_definition_on_blocked_layouts() {
+        // The same convolution (same seed, same only parameter) with and without the pool;
+        // the pooled output must be the 2x2 maxima of the plain one.
+        QFETCH(int, channels);
+        const Shape in{3, 2, 6, 6};
+        auto conv = [&] {
+            return std::make_unique<nn::Conv2d>("conv", Conv2dConfig{2, channels, 3, 1, 1, true});
+        };
+        auto pooled = seq("conv-pool");
+        pooled->add(conv()).emplace<nn::Pool>("pool", PoolConfig{PoolKind::Max, 2, 2, 0});
+        GradientCheck with_pool(std::move(pooled), in);
+        GradientCheck without_pool(conv(), in);
+        const auto y = with_pool.output(true);
+        const auto z = without_pool.output(true);
+        for (int n = 0; n < 3; ++n)
+            for (int c = 0; c < channels; ++c)
+                for (int i = 0; i < 3; ++i)
+                    for (int j = 0; j < 3; ++j) {
+                        auto at = [&](int h, int w) {
+                            return z[((std::size_t(n) * channels + c) * 6 + h) * 6 + w];
+                        };
+                        const float expected =
+                            std::max({at(2 * i, 2 * j), at(2 * i, 2 * j + 1), at(2 * i + 1, 2 * j),
+                                      at(2 * i + 1, 2 * j + 1)});
+                        QCOMPARE(y[((std::size_t(n) * channels + c) * 3 + i) * 3 + j], expected);
+                    }
     }
 
     void dropout() {
@@ -132,14 +165,15 @@ private slots:
     void whole_models_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("size");
-        for (const char* m : {"mlp", "cnn", "resnet8"}) QTest::newRow(m) << QString(m) << 8;
+        for (const char* m : {"mlp", "cnn", "resnet8"})
+            QTest::newRow(m) << QString(m) << 8;
         QTest::newRow("wrn k=1") << QString("wrn") << 8;
     }
     void whole_models() {
         QFETCH(QString, name);
         QFETCH(int, size);
-        expect_gradients_match(nn::build_model(name.toStdString(), 1, size, 1), Shape{3, 1, size, size},
-                               40);
+        expect_gradients_match(nn::build_model(name.toStdString(), 1, size, 1),
+                               Shape{3, 1, size, size}, 40);
     }
 
     void batch_norm_inference_uses_running_statistics() {
@@ -147,7 +181,7 @@ private slots:
         GradientCheck check(std::make_unique<nn::BatchNorm>("bn", 2), Shape{3, 2, 2, 2});
         const float mean[2] = {0.5f, -1.0f}, var[2] = {4.0f, 0.25f};
         const float beta[2] = {0.1f, -0.2f}, gamma[2] = {2.0f, 3.0f};
-        auto state = check.model().state();  // running_mean[2], running_var[2]
+        auto state = check.model().state();    // running_mean[2], running_var[2]
         auto params = check.model().params();  // backward order: beta[2], then gamma[2]
         for (int c = 0; c < 2; ++c) {
             state[std::size_t(c)] = mean[c];
@@ -174,12 +208,12 @@ private slots:
             double sum = 0, sq = 0;
             int n = 0;
             for (std::size_t i = 0; i < x.size(); ++i)
-                if (int(i / 4) % 2 == c) sum += x[i], sq += double(x[i]) * x[i], ++n;
+                if (int(i / 4) % 2 == c)
+                    sum += x[i], sq += double(x[i]) * x[i], ++n;
             const double m = sum / n, unbiased = (sq - n * m * m) / (n - 1);
             QCOMPARE_LE(std::abs(check.model().state()[std::size_t(c)] - 0.1 * m), 1e-6);
-            QCOMPARE_LE(std::abs(check.model().state()[std::size_t(2 + c)] -
-                                 (0.9 + 0.1 * unbiased)),
-                        1e-5);
+            QCOMPARE_LE(
+                std::abs(check.model().state()[std::size_t(2 + c)] - (0.9 + 0.1 * unbiased)), 1e-5);
         }
     }
 

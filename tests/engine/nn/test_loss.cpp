@@ -10,7 +10,8 @@ using namespace scalelab;
 
 namespace {
 
-double loss_of(std::vector<float> logits, const std::vector<std::int32_t>& labels, float smoothing) {
+double loss_of(std::vector<float> logits, const std::vector<std::int32_t>& labels,
+               float smoothing) {
     cpu::CpuBackend backend(1);
     const Shape s{int(labels.size()), int(logits.size() / labels.size()), 1, 1};
     auto k = backend.softmax_cross_entropy(TensorDesc{s, nullptr}, smoothing);
@@ -22,7 +23,7 @@ double loss_of(std::vector<float> logits, const std::vector<std::int32_t>& label
 class Loss : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void values_match_the_formula() {
         // logits (1, 2, 3), label 2: loss = log(e + e^2 + e^3) - 3.
         const double expected = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0)) - 3.0;
@@ -53,7 +54,8 @@ private slots:
         QFETCH(float, smoothing);
         const std::vector<std::int32_t> labels{3, 0, 9, 5};
         std::vector<float> logits(40);
-        for (std::size_t i = 0; i < logits.size(); ++i) logits[i] = std::sin(float(i) * 1.7f) * 3;
+        for (std::size_t i = 0; i < logits.size(); ++i)
+            logits[i] = std::sin(float(i) * 1.7f) * 3;
         cpu::CpuBackend backend(1);
         const Shape s{4, 10, 1, 1};
         auto k = backend.softmax_cross_entropy(TensorDesc{s, nullptr}, smoothing);

@@ -14,7 +14,7 @@ using namespace scalelab;
 class ModelZoo : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void parameter_counts_match_pytorch_data() {
         QTest::addColumn<QString>("name");
         QTest::addColumn<int>("width");
@@ -36,7 +36,8 @@ private slots:
         nn::Model model(nn::build_model(name.toStdString(), 1, 28, width), Shape{1, 1, 28, 28},
                         backend, 0);
         QCOMPARE(qlonglong(model.parameter_count()), parameters);
-        if (running_stats >= 0) QCOMPARE(qlonglong(model.state().size()), running_stats);
+        if (running_stats >= 0)
+            QCOMPARE(qlonglong(model.state().size()), running_stats);
         QCOMPARE(model.root().output_shape(Shape{5, 1, 28, 28}), (Shape{5, 10, 1, 1}));
     }
 

@@ -9,7 +9,7 @@ namespace scalelab::testing {
 
 // Keeps everything a trainer reports, for tests to inspect afterwards.
 class RecordingSink : public MetricsSink {
-public:
+  public:
     void on_step(const StepMetrics& m) override {
         std::lock_guard lock(mutex_);
         steps.push_back(m);
@@ -27,7 +27,7 @@ public:
     std::vector<EpochMetrics> epochs;
     std::vector<RunEnd> ends;
 
-private:
+  private:
     std::mutex mutex_;
 };
 

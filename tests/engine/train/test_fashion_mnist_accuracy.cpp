@@ -13,7 +13,7 @@ using namespace scalelab;
 class FashionMnistAccuracy : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void cnn_reaches_089_in_two_epochs() {
         const std::string dir = data::default_data_dir("fashion-mnist");
         if (!std::filesystem::exists(dir))

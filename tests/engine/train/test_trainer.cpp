@@ -38,7 +38,7 @@ RunSpec small_spec(const std::string& model) {
 class TrainerTest : public QObject {
     Q_OBJECT
 
-private slots:
+  private slots:
     void learns_far_below_chance_data() {
         QTest::addColumn<QString>("model");
         QTest::newRow("mlp") << "mlp";

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/flag_parser.h"
+
+namespace scalelab::cli {
+
+// Reading a given flag's value into an option. Each returns "" after storing the value, or a
+// problem that names the flag and says what it expects; `out` is then left as it was.
+
+// A whole number >= 1.
+std::string read_positive(const GivenFlag& given, int& out);
+
+// Whole numbers >= 1, comma-separated, at least one.
+std::string read_positive_list(const GivenFlag& given, std::vector<int>& out);
+
+// A whole number from `min` to `max`, both included.
+std::string read_in_range(const GivenFlag& given, int min, int max, int& out);
+
+}  // namespace scalelab::cli
