@@ -3,7 +3,7 @@
 #include "cli/flag_parser.h"
 #include "cli/flag_readers.h"
 #include "cli/flag_values.h"
-#include "cli/log_setup.h"
+#include "train/run_spec.h"
 
 namespace scalelab::cli {
 
@@ -12,13 +12,14 @@ namespace {
 const std::vector<Flag>& bench_flags() {
     static const std::vector<Flag> flags = [] {
         const ThroughputConfig defaults;
-        const std::string what = "What to measure", how = "How to measure", io = "Output";
-        return std::vector<Flag>{
+        const std::string what = "What to measure", how = "How to measure";
+        return with_bench_output_flags({
             {"model", "M1,M2", "models, comma-separated (default cnn)", what},
             {"width", "K",
              "widening factor k of wrn (default " + std::to_string(defaults.width) + ")", what},
-            {"batch", "B1,B2", "batch sizes, comma-separated (default 128)", what},
-            {"threads", "T1,T2", "CPU thread counts, comma-separated (default 1)", what},
+            {"batch", "B1,B2", "batch sizes per device, comma-separated (default 128)", what},
+            {"threads", "T1,T2", "CPU threads per device, comma-separated (default 1)", what},
+            {"devices", "D1,D2", "CPU device counts, comma-separated (default 1)", what},
             {"channels", "N",
              "image channels, 1 or 3 (default " + std::to_string(defaults.channels) + ")", what},
             {"size", "N",
@@ -32,10 +33,7 @@ const std::vector<Flag>& bench_flags() {
              how},
             {"images", "N",
              "images per window (default " + std::to_string(defaults.images_per_window) + ")", how},
-            {"json", "", "print one JSON object per result row", io},
-            {"log-level", "LEVEL", log_level_names() + " (default info), logs go to stderr", io},
-            {"help", "", "show this help", io},
-        };
+        });
     }();
     return flags;
 }
@@ -54,6 +52,17 @@ std::string apply(const GivenFlag& given, BenchTrainOptions& options) {
         return read_positive_list(given, options.batches);
     if (given.name == "threads")
         return read_positive_list(given, options.threads);
+    if (given.name == "devices") {
+        std::vector<int> devices;
+        if (std::string problem = read_positive_list(given, devices); !problem.empty())
+            return problem;
+        for (int d : devices)
+            if (d > max_cpu_devices)
+                return "--devices expects device counts from 1 to " +
+                       std::to_string(max_cpu_devices) + " CPU devices, got '" + given.value + "'";
+        options.devices = devices;
+        return {};
+    }
     if (given.name == "channels")
         return read_positive(given, base.channels);
     if (given.name == "size")
@@ -64,41 +73,28 @@ std::string apply(const GivenFlag& given, BenchTrainOptions& options) {
         return read_positive(given, base.windows);
     if (given.name == "images")
         return read_positive(given, base.images_per_window);
-    if (given.name == "json") {
-        options.json = true;
-        return {};
-    }
-    if (given.name == "log-level") {
-        if (!is_log_level(given.value))
-            return "--log-level expects " + log_level_names() + ", got '" + given.value + "'";
-        options.log_level = given.value;
-    }
     return {};
 }
 
 }  // namespace
 
 ParsedBenchTrainOptions parse_bench_train_options(const std::vector<std::string>& args) {
-    const ParsedFlags flags = parse_flags(args, bench_flags());
-    ParsedBenchTrainOptions parsed;
-    parsed.problems = flags.problems;
-    parsed.options.help = flags.has("help");
-    for (const GivenFlag& given : flags.given)
-        if (std::string problem = apply(given, parsed.options); !problem.empty())
-            parsed.problems.push_back(std::move(problem));
-    return parsed;
+    return parse_bench_options<ParsedBenchTrainOptions>(args, bench_flags(), apply);
 }
 
 std::string bench_help() {
     return format_help(
         "scalelab-cli bench train [flags]",
         "Measures training throughput: the training step of a run (forward, loss, backward,\n"
-        "SGD update) on in-memory batches, timed in windows after a warm-up. Prints images/s\n"
-        "(median, min-max over the windows) and the GFLOP/s that implies, one row per\n"
-        "combination of --model, --batch and --threads.",
+        "gradient all-reduce between devices, SGD update) on in-memory batches, timed in\n"
+        "windows after a warm-up. Prints images/s over all devices (median, min-max over the\n"
+        "windows) and the GFLOP/s that implies, one row per combination of --model, --batch,\n"
+        "--threads and --devices. --batch and --threads are per device: --devices 2 --threads 1\n"
+        "uses two cores.",
         bench_flags(),
         "Examples:\n"
         "  scalelab-cli bench train --model cnn --batch 128 --threads 1\n"
+        "  scalelab-cli bench train --model cnn --batch 64,256 --threads 1 --devices 1,2\n"
         "  scalelab-cli bench train --model cnn,resnet8 --batch 32,128,512 --threads 1,2 --json");
 }
 

@@ -3,20 +3,19 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_common.h"
 #include "train/throughput.h"
 
 namespace scalelab::cli {
 
 // What `scalelab-cli bench train` was asked to measure: every combination of the listed
-// models, batches and thread counts, each with the settings in `base`.
-struct BenchTrainOptions {
+// models, batches, thread counts and device counts, each with the settings in `base`.
+struct BenchTrainOptions : BenchOutputOptions {
     std::vector<std::string> models{"cnn"};
-    std::vector<int> batches{128};
-    std::vector<int> threads{1};
+    std::vector<int> batches{128};  // per device
+    std::vector<int> threads{1};    // per device
+    std::vector<int> devices{1};
     ThroughputConfig base;  // width, image geometry, warm-up, windows and their length
-    bool json = false;      // one JSON object per result row instead of a table
-    std::string log_level = "info";
-    bool help = false;
 };
 
 struct ParsedBenchTrainOptions {

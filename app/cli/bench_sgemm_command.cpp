@@ -6,12 +6,10 @@
 #include <cstdio>
 
 #include "backend/cpu/sgemm_peak.h"
+#include "cli/bench_common.h"
 #include "cli/bench_sgemm_options.h"
 #include "cli/exit_codes.h"
 #include "cli/json_line.h"
-#include "cli/log_setup.h"
-#include "cli/report_problems.h"
-#include "error.h"
 
 namespace scalelab::cli {
 
@@ -43,25 +41,17 @@ void print_json_row(const cpu::SgemmPeak& peak) {
 int run_bench_sgemm_command(const std::vector<std::string>& args) {
     const ParsedBenchSgemmOptions parsed = parse_bench_sgemm_options(args);
     const BenchSgemmOptions& options = parsed.options;
-    if (options.help) {
-        std::fputs(bench_sgemm_help().c_str(), stdout);
-        return exit_ok;
-    }
-    if (!parsed.problems.empty())
-        return report_problems(parsed.problems, help_command);
-    setup_logging(options.log_level);
+    if (const auto done = start_bench(options, parsed.problems, bench_sgemm_help(), help_command))
+        return *done;
 
     if (!options.json)
         print_table_header();
     for (int threads : options.threads) {
         spdlog::debug("measuring sgemm of size {} on {} threads", options.size, threads);
         cpu::SgemmPeak peak;
-        try {
-            peak = cpu::measure_sgemm_peak(threads, options.size);
-        } catch (const Error& error) {
-            report_problems({error.what()}, help_command);
-            return error.kind() == ErrorKind::Internal ? exit_failed : exit_bad_input;
-        }
+        if (const auto failed = measure_or_report(
+                [&] { peak = cpu::measure_sgemm_peak(threads, options.size); }, help_command))
+            return *failed;
         if (options.json)
             print_json_row(peak);
         else

@@ -3,16 +3,15 @@
 #include <string>
 #include <vector>
 
+#include "cli/bench_common.h"
+
 namespace scalelab::cli {
 
 // What `scalelab-cli bench sgemm` was asked to measure: one size x size matrix multiply per
 // listed thread count.
-struct BenchSgemmOptions {
+struct BenchSgemmOptions : BenchOutputOptions {
     std::vector<int> threads{1};
     int size = 1024;
-    bool json = false;  // one JSON object per result row instead of a table
-    std::string log_level = "info";
-    bool help = false;
 };
 
 struct ParsedBenchSgemmOptions {

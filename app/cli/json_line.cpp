@@ -77,4 +77,28 @@ JsonLine& JsonLine::add(std::string_view key, std::int64_t value) {
     return *this;
 }
 
+JsonLine& JsonLine::add(std::string_view key, const std::vector<std::string>& values) {
+    add_key(key);
+    text_ += '[';
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i > 0)
+            text_ += ',';
+        append_quoted(text_, values[i]);
+    }
+    text_ += ']';
+    return *this;
+}
+
+JsonLine& JsonLine::add(std::string_view key, const std::vector<JsonLine>& objects) {
+    add_key(key);
+    text_ += '[';
+    for (std::size_t i = 0; i < objects.size(); ++i) {
+        if (i > 0)
+            text_ += ',';
+        text_ += objects[i].str();
+    }
+    text_ += ']';
+    return *this;
+}
+
 }  // namespace scalelab::cli

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalelab::cli {
 
@@ -18,6 +19,8 @@ class JsonLine {
     JsonLine& add(std::string_view key, double value);  // NaN and infinities become null
     JsonLine& add(std::string_view key, std::int64_t value);
     JsonLine& add(std::string_view key, int value) { return add(key, std::int64_t(value)); }
+    JsonLine& add(std::string_view key, const std::vector<std::string>& values);  // strings
+    JsonLine& add(std::string_view key, const std::vector<JsonLine>& objects);    // objects
 
     // The object, without a trailing newline.
     std::string str() const { return text_ + "}"; }

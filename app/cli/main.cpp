@@ -17,6 +17,8 @@ constexpr const char* usage =
     "  scalelab-cli train [flags]        train one run, print a summary line per epoch\n"
     "  scalelab-cli bench train [flags]  measure training throughput (images/s, GFLOP/s)\n"
     "  scalelab-cli bench sgemm [flags]  measure the fp32 matrix-multiply peak (GFLOP/s)\n"
+    "  scalelab-cli bench allreduce [flags]\n"
+    "                                    measure the all-reduce between CPU devices (GB/s)\n"
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"

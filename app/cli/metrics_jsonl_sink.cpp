@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <vector>
 
 #include "cli/json_line.h"
 
@@ -16,8 +17,35 @@ MetricsJsonlSink::MetricsJsonlSink(const std::string& path)
         throw std::runtime_error("cannot write metrics to " + path + ": " + std::strerror(errno));
 }
 
+void MetricsJsonlSink::on_start(const RunInfo& info) {
+    write_row(JsonLine()
+                  .add("type", "start")
+                  .add("devices", info.devices)
+                  .add("threads_per_device", info.threads_per_device)
+                  .add("cores", info.cores)
+                  .add("global_batch", info.global_batch)
+                  .add("steps_per_epoch", info.steps_per_epoch)
+                  .add("parameters", std::int64_t(info.parameters))
+                  .add("warnings", info.warnings)
+                  .str());
+    std::fflush(file_.get());
+}
+
 void MetricsJsonlSink::on_step(const StepMetrics& m) {
     last_lr_ = m.lr;
+    std::vector<JsonLine> devices;
+    devices.reserve(m.devices.size());
+    for (std::size_t rank = 0; rank < m.devices.size(); ++rank) {
+        const DeviceStepTimes& t = m.devices[rank];
+        devices.push_back(JsonLine()
+                              .add("rank", std::int64_t(rank))
+                              .add("data", t.data)
+                              .add("forward", t.forward)
+                              .add("backward", t.backward)
+                              .add("exposed_comm", t.exposed_comm)
+                              .add("wait", t.wait)
+                              .add("optimizer", t.optimizer));
+    }
     write_row(JsonLine()
                   .add("type", "step")
                   .add("step", m.step)
@@ -26,6 +54,8 @@ void MetricsJsonlSink::on_step(const StepMetrics& m) {
                   .add("accuracy", m.accuracy)
                   .add("lr", m.lr)
                   .add("images_per_s", m.images_per_s)
+                  .add("seconds", m.seconds)
+                  .add("devices", devices)
                   .str());
 }
 
@@ -43,6 +73,7 @@ void MetricsJsonlSink::on_epoch(const EpochMetrics& m) {
                   .add("val_loss", m.val_loss)
                   .add("val_accuracy", m.val_accuracy)
                   .add("epoch_seconds", m.epoch_seconds)
+                  .add("steady_images_per_s", m.steady_images_per_s)
                   .str());
     std::fflush(file_.get());
 }

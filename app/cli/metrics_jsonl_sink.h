@@ -9,9 +9,14 @@
 namespace scalelab::cli {
 
 // Writes every metric event as one JSON object per line (the --metrics-out format):
-//   {"type":"step","step","epoch","loss","accuracy","lr","images_per_s"}
-//   {"type":"epoch", the same keys ("loss" and "accuracy" of the training epoch, "lr" at its
-//    end), "train_loss","train_accuracy","val_loss","val_accuracy","epoch_seconds"}
+//   {"type":"start","devices","threads_per_device","cores","global_batch","steps_per_epoch",
+//    "parameters","warnings":[...]}
+//   {"type":"step","step","epoch","loss","accuracy","lr","images_per_s","seconds",
+//    "devices":[{"rank","data","forward","backward","exposed_comm","wait","optimizer"}, ...]}
+//    (the devices' times in seconds, one object per device in rank order)
+//   {"type":"epoch", the same keys as a step but "seconds" and "devices" ("loss" and "accuracy"
+//    of the training epoch, "lr" at its end), "train_loss","train_accuracy","val_loss",
+//    "val_accuracy","epoch_seconds","steady_images_per_s"}
 //   {"type":"end","status","message","step","epoch"}
 // Rows go through stdio's buffer, so a step costs a formatted copy, not a system call; the file
 // is flushed at each epoch and at the end, so a reader following the file sees whole epochs.
@@ -20,6 +25,7 @@ class MetricsJsonlSink : public MetricsSink {
     // Creates or truncates `path`; throws std::runtime_error saying why when it cannot.
     explicit MetricsJsonlSink(const std::string& path);
 
+    void on_start(const RunInfo&) override;
     void on_step(const StepMetrics&) override;
     void on_epoch(const EpochMetrics&) override;
     void on_end(const RunEnd&) override;

@@ -1,9 +1,11 @@
 #include "cli/progress_printer.h"
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <string>
 
 namespace scalelab::cli {
@@ -20,16 +22,49 @@ std::string duration_text(double seconds) {
     return fmt::format("{}:{:02}", total / 60, total % 60);
 }
 
+// "1,234,567": parameter counts are easier to read in groups.
+std::string grouped(std::size_t n) {
+    std::string digits = std::to_string(n);
+    for (std::ptrdiff_t i = std::ptrdiff_t(digits.size()) - 3; i > 0; i -= 3)
+        digits.insert(std::size_t(i), ",");
+    return digits;
+}
+
+std::string plural(long long n, const char* word) {
+    return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
+}
+
 }  // namespace
 
 ProgressPrinter::ProgressPrinter(std::FILE* out, int epochs, bool draw_bar)
     : out_(out), epochs_(epochs), draw_bar_(draw_bar) {}
 
+void ProgressPrinter::on_start(const RunInfo& info) {
+    std::lock_guard lock(mutex_);
+    fmt::print(out_, "{} x {} each ({}), global batch {}, {} per epoch, {} parameters\n",
+               plural(info.devices, "device"), plural(info.threads_per_device, "thread"),
+               plural(info.cores, "core"), info.global_batch, plural(info.steps_per_epoch, "step"),
+               grouped(info.parameters));
+    std::fflush(out_);
+    for (const std::string& warning : info.warnings)
+        spdlog::warn("{}", warning);
+}
+
 void ProgressPrinter::on_step(const StepMetrics& m) {
-    if (!draw_bar_)
-        return;
     const auto now = Clock::now();
     std::lock_guard lock(mutex_);
+    for (const DeviceStepTimes& t : m.devices) {
+        epoch_times_.data += t.data;
+        epoch_times_.forward += t.forward;
+        epoch_times_.backward += t.backward;
+        epoch_times_.exposed_comm += t.exposed_comm;
+        epoch_times_.wait += t.wait;
+        epoch_times_.optimizer += t.optimizer;
+    }
+    epoch_device_steps_ += std::int64_t(m.devices.size());
+    devices_seen_ = std::max(devices_seen_, m.devices.size());
+    if (!draw_bar_)
+        return;
     if (m.step_in_epoch == 1) {
         epoch_start_ = now;
         smoothed_images_per_s_ = m.images_per_s;
@@ -70,15 +105,30 @@ void ProgressPrinter::clear_bar() {
     bar_shown_ = false;
 }
 
+std::string ProgressPrinter::breakdown_text() const {
+    if (devices_seen_ < 2 || epoch_device_steps_ == 0)
+        return {};
+    const double ms = 1000.0 / double(epoch_device_steps_);
+    const DeviceStepTimes& t = epoch_times_;
+    return fmt::format(
+        "  ms/step per device: forward {:.2f} backward {:.2f} comm {:.2f} wait {:.2f} "
+        "data {:.2f} opt {:.2f}",
+        t.forward * ms, t.backward * ms, t.exposed_comm * ms, t.wait * ms, t.data * ms,
+        t.optimizer * ms);
+}
+
 void ProgressPrinter::on_epoch(const EpochMetrics& m) {
     std::lock_guard lock(mutex_);
     clear_bar();
     fmt::print(out_,
                "epoch {}/{}  train loss {:.4f} acc {:.4f}  val loss {:.4f} acc {:.4f}  "
-               "{:.1f} s  {:.0f} img/s\n",
+               "{:.1f} s  {:.0f} img/s{}\n",
                m.epoch, epochs_, m.train_loss, m.train_accuracy, m.val_loss, m.val_accuracy,
-               m.epoch_seconds, m.images_per_s);
+               m.epoch_seconds, m.images_per_s, breakdown_text());
     std::fflush(out_);
+    epoch_times_ = {};
+    epoch_device_steps_ = 0;
+    devices_seen_ = 0;
 }
 
 void ProgressPrinter::on_end(const RunEnd& end) {

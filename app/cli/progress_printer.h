@@ -1,20 +1,26 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <string>
 
 #include "train/metrics.h"
 
 namespace scalelab::cli {
 
-// What a person watching `scalelab-cli train` sees: on a terminal, one progress line redrawn in
-// place (epoch, step/steps, loss, images/s, ETA) at most ten times a second; always one summary
-// line per epoch and a final line with the status and message.
+// What a person watching `scalelab-cli train` sees: a line describing the run (devices, threads,
+// cores, global batch, steps, parameters; its warnings go to the log); on a terminal, one
+// progress line redrawn in place (epoch, step/steps, loss, images/s, ETA) at most ten times a
+// second; always one summary line per epoch (with, for more than one device, where a device's
+// step time went, in milliseconds per step averaged over the epoch's steps and the devices) and
+// a final line with the status and message.
 class ProgressPrinter : public MetricsSink {
   public:
     ProgressPrinter(std::FILE* out, int epochs, bool draw_bar);
 
+    void on_start(const RunInfo&) override;
     void on_step(const StepMetrics&) override;
     void on_epoch(const EpochMetrics&) override;
     void on_end(const RunEnd&) override;
@@ -24,6 +30,7 @@ class ProgressPrinter : public MetricsSink {
 
     void draw_bar(const StepMetrics&, Clock::time_point now);
     void clear_bar();
+    std::string breakdown_text() const;
 
     std::FILE* out_;
     int epochs_;
@@ -34,6 +41,11 @@ class ProgressPrinter : public MetricsSink {
     Clock::time_point epoch_start_;  // when the epoch's first step was reported
     Clock::time_point last_draw_;
     double smoothed_images_per_s_ = 0;
+
+    // The epoch's per-device step times so far: their sums, and how many (step, device) pairs.
+    DeviceStepTimes epoch_times_;
+    std::int64_t epoch_device_steps_ = 0;
+    std::size_t devices_seen_ = 0;  // the most devices a step of this epoch reported
 };
 
 }  // namespace scalelab::cli

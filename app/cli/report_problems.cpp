@@ -17,4 +17,13 @@ int report_problems(const std::vector<std::string>& problems, const std::string&
     return exit_bad_input;
 }
 
+int exit_code_for(const Error& error) {
+    return error.kind() == ErrorKind::Internal ? exit_failed : exit_bad_input;
+}
+
+int report_error(const Error& error, const std::string& help_command) {
+    report_problems({error.what()}, help_command);
+    return exit_code_for(error);
+}
+
 }  // namespace scalelab::cli

@@ -12,6 +12,10 @@ class SinkFanout : public MetricsSink {
   public:
     explicit SinkFanout(std::vector<MetricsSink*> sinks) : sinks_(std::move(sinks)) {}
 
+    void on_start(const RunInfo& info) override {
+        for (MetricsSink* sink : sinks_)
+            sink->on_start(info);
+    }
     void on_step(const StepMetrics& m) override {
         for (MetricsSink* sink : sinks_)
             sink->on_step(m);

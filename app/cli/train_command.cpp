@@ -38,11 +38,6 @@ data::DatasetRequest dataset_request(const RunSpec& spec) {
     return request;
 }
 
-// A mistake the user can fix (spec, dataset, memory) is bad input; anything else is ours.
-int exit_code_for(const Error& error) {
-    return error.kind() == ErrorKind::Internal ? exit_failed : exit_bad_input;
-}
-
 int exit_code_for(RunStatus status) {
     switch (status) {
         case RunStatus::Finished:
@@ -104,8 +99,7 @@ int run_train_command(const std::vector<std::string>& args) {
             "loaded {} in {:.2f} s", spec.dataset,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     } catch (const Error& error) {
-        report_problems({error.what()}, help_command);
-        return exit_code_for(error);
+        return report_error(error, help_command);
     }
 
     ProgressPrinter printer(stdout, spec.epochs, isatty(fileno(stdout)) == 1);
@@ -118,8 +112,7 @@ int run_train_command(const std::vector<std::string>& args) {
     try {
         trainer.emplace(spec, data, sink);
     } catch (const Error& error) {
-        report_problems({error.what()}, help_command);
-        return exit_code_for(error);
+        return report_error(error, help_command);
     }
     InterruptWatcher interrupt_watcher([&trainer] {
         spdlog::warn("interrupted: stopping before the next step (Ctrl-C again to quit now)");

@@ -94,7 +94,8 @@ const std::vector<TrainFlag>& train_flags() {
     static const std::vector<TrainFlag> flags = [] {
         const RunSpec defaults;
         const std::string model = "Model", data = "Data", length = "Length and batch",
-                          optimiser = "Optimiser (SGD)", schedule = "Learning-rate schedule",
+                          parallel = "Data parallelism (DDP)", optimiser = "Optimiser (SGD)",
+                          schedule = "Learning-rate schedule",
                           machine = "Reproducibility and machine", stop = "Early stop",
                           io = "Input and output";
         return std::vector<TrainFlag>{
@@ -119,7 +120,33 @@ const std::vector<TrainFlag>& train_flags() {
             switch_flag("augment", "random crop (padding 4) and horizontal flip", data,
                         &RunSpec::augment, true),
             int_flag("epochs", "epochs to train", length, &RunSpec::epochs),
-            int_flag("batch", "images per step on each device", length, &RunSpec::batch),
+            int_flag("batch", "images per step (per micro-batch) on each device", length,
+                     &RunSpec::batch),
+            {{"global-batch", "G",
+              "G images per step in all, instead of --batch: batch = G / (devices x accumulation)",
+              length},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 const auto parsed = parse_int(value);
+                 if (!parsed || *parsed < 1)
+                     return expects("global-batch", "a positive whole number", value);
+                 options.global_batch = *parsed;
+                 return {};
+             }},
+            int_flag("devices",
+                     "CPU devices, 1 to " + std::to_string(max_cpu_devices) +
+                         ": one worker thread and model replica each",
+                     parallel, &RunSpec::devices),
+            int_flag("accumulation", "micro-batches per step, no all-reduce until the last",
+                     parallel, &RunSpec::accumulation),
+            double_flag("bucket-mb", "gradient all-reduce bucket cap in MB, as DDP's bucket_cap_mb",
+                        parallel, &RunSpec::bucket_mb),
+            double_flag("first-bucket-mb", "cap of the first bucket (the last layers' gradients)",
+                        parallel, &RunSpec::first_bucket_mb),
+            switch_flag("no-overlap",
+                        "all-reduce after backward, not during it (to see the difference)",
+                        parallel, &RunSpec::overlap, false),
+            switch_flag("sync-bn", "batch-norm statistics over the global batch, not per device",
+                        parallel, &RunSpec::sync_bn, true),
             double_flag("lr", "learning rate", optimiser, &RunSpec::lr),
             double_flag("momentum", "momentum, in [0, 1)", optimiser, &RunSpec::momentum),
             switch_flag("nesterov", "Nesterov momentum", optimiser, &RunSpec::nesterov, true),
@@ -217,6 +244,34 @@ void read_config(const std::string& path, ParsedTrainOptions& parsed) {
     }
 }
 
+// --global-batch G: batch = G / (devices * accumulation), once both are known (from the config
+// file or flags, in any order). A G that does not divide is a problem naming the nearest
+// global batches that do.
+void apply_global_batch(ParsedTrainOptions& parsed) {
+    const TrainOptions& options = parsed.options;
+    const long long global = options.global_batch;
+    const long long devices = options.spec.devices, accumulation = options.spec.accumulation;
+    if (global < 1 || devices < 1 || accumulation < 1)
+        return;  // not given, or validate() reports the devices or accumulation
+    const long long per_step = devices * accumulation;
+    const std::string split =
+        accumulation == 1 ? std::to_string(devices) + " devices"
+                          : std::to_string(devices) + " devices x " + std::to_string(accumulation) +
+                                " micro-batches = " + std::to_string(per_step);
+    if (global % per_step == 0) {
+        parsed.options.spec.batch = int(global / per_step);
+        return;
+    }
+    const long long below = global / per_step * per_step, above = below + per_step;
+    std::string suggestion = "--global-batch " + std::to_string(above) + " (batch " +
+                             std::to_string(above / per_step) + " per device)";
+    if (below > 0)
+        suggestion = "--global-batch " + std::to_string(below) + " (batch " +
+                     std::to_string(below / per_step) + " per device) or " + suggestion;
+    parsed.problems.push_back("--global-batch " + std::to_string(global) + " is not divisible by " +
+                              split + ": use " + suggestion);
+}
+
 }  // namespace
 
 ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
@@ -229,6 +284,11 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
     }
     if (flags.has("warmup-epochs") && flags.has("warmup-steps"))
         parsed.problems.push_back("give --warmup-epochs or --warmup-steps, not both");
+    const bool both_batches = flags.has("batch") && flags.has("global-batch");
+    if (both_batches)
+        parsed.problems.push_back(
+            "give --batch (images per device) or --global-batch (images over all devices), "
+            "not both");
 
     for (const GivenFlag& given : flags.given)
         if (given.name == "config")
@@ -241,17 +301,21 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
                 parsed.problems.push_back(std::move(problem));
         }
     }
+    if (!both_batches)
+        apply_global_batch(parsed);
     return parsed;
 }
 
 std::string train_help() {
     return format_help(
         "scalelab-cli train [flags]",
-        "Trains one model on one CPU device and prints a summary line per epoch (and a progress\n"
-        "bar on a terminal).",
+        "Trains one model on one or more CPU devices (data parallel, with DDP's semantics) and\n"
+        "prints a summary line per epoch (and a progress bar on a terminal). --batch is per\n"
+        "device; the global batch is devices x batch x accumulation.",
         flags_only(),
         "Examples:\n"
         "  scalelab-cli train --model cnn --epochs 2 --batch 128 --lr 0.05\n"
+        "  scalelab-cli train --devices 2 --global-batch 256 --sync-bn\n"
         "  scalelab-cli train --dataset synthetic --model mlp --metrics-out run.jsonl\n"
         "  scalelab-cli train --config run.json --epochs 5\n"
         "\n"

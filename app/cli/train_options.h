@@ -10,7 +10,10 @@ namespace scalelab::cli {
 // What `scalelab-cli train` was asked to do.
 struct TrainOptions {
     RunSpec spec;             // the --config file (if any), then the flags on top of it
-    std::string metrics_out;  // JSONL file for step, epoch and end rows; empty: none
+    std::string metrics_out;  // JSONL file for start, step, epoch and end rows; empty: none
+    // --global-batch: images per step over all devices and micro-batches; 0 when not given.
+    // When given, spec.batch is global_batch / (devices * accumulation).
+    int global_batch = 0;
     std::string log_level = "info";
     bool help = false;
 };

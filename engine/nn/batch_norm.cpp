@@ -32,8 +32,10 @@ Tensor BatchNorm::forward(const Tensor& x, const Context& ctx) {
     return k.forward(x, scale_.value, shift_.value, running_mean_.value, running_var_.value);
 }
 
-Tensor BatchNorm::backward(const Tensor& dy, const Context& /*ctx*/, bool /*want_dx*/) {
-    return training_kernels_.last().backward(dy, scale_.value, scale_.grad, shift_.grad);
+Tensor BatchNorm::backward(const Tensor& dy, const Context& ctx, bool /*want_dx*/) {
+    const Tensor dx = training_kernels_.last().backward(dy, scale_.value, scale_.grad, shift_.grad);
+    ctx.gradients_written(scale_);  // declared first, so laid out after the shift
+    return dx;
 }
 
 }  // namespace scalelab::nn

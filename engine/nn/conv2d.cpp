@@ -42,9 +42,11 @@ Tensor Conv2d::forward(const Tensor& x, const Context& ctx) {
     return k.forward(x, weight_.value, cfg_.bias ? bias_.value : nullptr);
 }
 
-Tensor Conv2d::backward(const Tensor& dy, const Context& /*ctx*/, bool want_dx) {
-    return kernels_.last().backward(dy, weight_.value, weight_.grad,
-                                    cfg_.bias ? bias_.grad : nullptr, want_dx);
+Tensor Conv2d::backward(const Tensor& dy, const Context& ctx, bool want_dx) {
+    const Tensor dx = kernels_.last().backward(dy, weight_.value, weight_.grad,
+                                               cfg_.bias ? bias_.grad : nullptr, want_dx);
+    ctx.gradients_written(weight_);  // declared first, so laid out after the bias
+    return dx;
 }
 
 }  // namespace scalelab::nn

@@ -43,6 +43,16 @@ struct Context {
     Backend& backend;
     bool training = true;
     std::uint64_t dropout_seed = 0;
+    // Told, during backward, each time a layer has written its parameters' gradients: the
+    // argument is one past the highest gradient written so far. Gradients are laid out in the
+    // order backward produces them, so everything below it is final (the gradient reducer
+    // starts all-reducing a bucket as soon as it is covered).
+    std::function<void(const float* written_end)> on_gradients_written;
+
+    void gradients_written(const Parameter& highest) const {
+        if (on_gradients_written)
+            on_gradients_written(highest.grad + highest.size);
+    }
 };
 
 // One layer of a model, behind one interface (as Caffe's layers). A layer asks its backend for

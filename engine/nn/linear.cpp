@@ -28,8 +28,11 @@ Tensor Linear::forward(const Tensor& x, const Context& ctx) {
     return k.forward(x, weight_.value, bias_.value);
 }
 
-Tensor Linear::backward(const Tensor& dy, const Context& /*ctx*/, bool want_dx) {
-    return kernels_.last().backward(dy, weight_.value, weight_.grad, bias_.grad, want_dx);
+Tensor Linear::backward(const Tensor& dy, const Context& ctx, bool want_dx) {
+    const Tensor dx =
+        kernels_.last().backward(dy, weight_.value, weight_.grad, bias_.grad, want_dx);
+    ctx.gradients_written(weight_);  // declared first, so laid out after the bias
+    return dx;
 }
 
 }  // namespace scalelab::nn

@@ -5,20 +5,14 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
-#include <sstream>
 #include <string>
 
 #include "error.h"
+#include "optim/format_number.h"
 
 namespace scalelab::optim {
 
 namespace {
-
-std::string format_number(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
-}
 
 [[noreturn]] void reject(const std::string& message) {
     throw Error(ErrorKind::InvalidSpec, message);

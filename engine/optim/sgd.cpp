@@ -3,21 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <sstream>
 #include <string>
 #include <utility>
 
 #include "error.h"
+#include "optim/format_number.h"
 
 namespace scalelab::optim {
 
 namespace {
-
-std::string format_number(double value) {
-    std::ostringstream out;
-    out << value;
-    return out.str();
-}
 
 void check_config(const SgdConfig& config) {
     const auto reject = [](const std::string& message) {

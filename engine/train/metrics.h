@@ -3,8 +3,33 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace scalelab {
+
+// Where one device's step time went, in seconds. The parts add up to the step's wall time:
+//   data + forward + backward + exposed_comm + wait + optimizer (+ what no part covers, small).
+// exposed_comm is the all-reduce time backward did not hide: from the end of backward until the
+// last bucket is reduced. wait is time blocked on the other devices (stragglers, barriers).
+struct DeviceStepTimes {
+    double data = 0;
+    double forward = 0;
+    double backward = 0;
+    double exposed_comm = 0;
+    double wait = 0;
+    double optimizer = 0;
+};
+
+// Said once, before the first step.
+struct RunInfo {
+    int devices = 1;
+    int threads_per_device = 1;
+    int cores = 1;
+    int global_batch = 0;  // devices * batch * accumulation
+    int steps_per_epoch = 0;
+    std::size_t parameters = 0;
+    std::vector<std::string> warnings;  // e.g. more devices than cores
+};
 
 struct StepMetrics {
     std::int64_t step = 0;  // counted from 1 over the whole run
@@ -14,7 +39,9 @@ struct StepMetrics {
     double loss = 0;      // mean over the batch
     double accuracy = 0;  // of the batch's predictions, in [0, 1]
     double lr = 0;
-    double images_per_s = 0;  // this step's batch over this step's wall time
+    double images_per_s = 0;               // this step's global batch over this step's wall time
+    double seconds = 0;                    // this step's wall time
+    std::vector<DeviceStepTimes> devices;  // one per device, rank order
 };
 
 struct EpochMetrics {
@@ -26,6 +53,9 @@ struct EpochMetrics {
     double val_accuracy = 0;
     double epoch_seconds = 0;  // training time of the epoch, evaluation excluded
     double images_per_s = 0;   // training images over epoch_seconds
+    // Mean images/s over the run so far, leaving out its first steps (warm-up: kernels being
+    // created, caches and allocators settling).
+    double steady_images_per_s = 0;
 };
 
 enum class RunStatus { Finished, ReachedTarget, Diverged, Cancelled, Failed };
@@ -44,6 +74,7 @@ struct RunEnd {
 class MetricsSink {
   public:
     virtual ~MetricsSink() = default;
+    virtual void on_start(const RunInfo&) {}
     virtual void on_step(const StepMetrics&) {}
     virtual void on_epoch(const EpochMetrics&) {}
     virtual void on_end(const RunEnd&) {}

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "backend/backend.h"
@@ -19,18 +20,24 @@ struct StepResult {
     double mean_loss() const { return size > 0 ? loss_sum / size : 0.0; }
 };
 
-// One device's copy of the model: its backend, parameters, optimiser state and loss, and the
-// code of one training step. Construct and use it on one thread (see Backend).
+// One device's copy of the model: its backend, parameters, optimiser state and loss. The three
+// phases of a training step are separate calls so that the data-parallel worker can put the
+// gradient all-reduce between them. Construct and use it on one thread (see Backend).
 class Replica {
   public:
-    // image: the shape of one input sample (n is ignored).
-    Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend);
+    // image: the shape of one input sample (n is ignored). rank: this device's place in the
+    // data-parallel group (each device draws its own dropout masks).
+    Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank = 0);
 
-    // forward, loss, backward, optimiser update. When the loss is not finite the parameters
-    // are left untouched and the result carries the non-finite loss (the caller ends the run).
-    StepResult train_step(const data::Batch& batch, double lr, std::int64_t step);
+    // Training forward and loss of one (micro-)batch.
+    StepResult forward(const data::Batch& batch, std::int64_t step);
+    // Gradients of loss_sum * grad_scale from the last forward, written into model().grads();
+    // on_written is told as each layer's gradients are final (see nn::Context).
+    void backward(float grad_scale, std::function<void(const float*)> on_written = {});
+    // p <- optimiser(p, g, lr) with the gradients now in model().grads().
+    void update(double lr);
 
-    // forward in inference mode (running batch-norm statistics, no dropout), loss and accuracy.
+    // Forward in inference mode (running batch-norm statistics, no dropout), loss, accuracy.
     StepResult evaluate(const data::Batch& batch);
 
     nn::Model& model() { return model_; }
@@ -47,6 +54,8 @@ class Replica {
     std::unique_ptr<optim::Optimizer> optimizer_;
     DeviceBuffer input_;
     nn::KernelCache<SoftmaxCrossEntropyKernel> losses_;
+    int rank_;
+    std::uint64_t dropout_seed_ = 0;  // of the last forward, for its backward
 };
 
 }  // namespace scalelab

@@ -91,6 +91,16 @@ std::vector<std::string> RunSpec::validate() const {
     require(
         batch >= 1 && batch <= 65536,
         "batch must be between 1 and 65536 images per device (got " + std::to_string(batch) + ")");
+    require(devices >= 1 && devices <= max_cpu_devices,
+            "devices must be between 1 and " + std::to_string(max_cpu_devices) +
+                " CPU devices (got " + std::to_string(devices) + ")");
+    require(accumulation >= 1 && accumulation <= 1024,
+            "accumulation must be between 1 and 1024 micro-batches (got " +
+                std::to_string(accumulation) + ")");
+    require(finite(bucket_mb) && bucket_mb > 0 && bucket_mb <= 1024,
+            "bucket_mb must be in (0, 1024] MB");
+    require(finite(first_bucket_mb) && first_bucket_mb > 0 && first_bucket_mb <= 1024,
+            "first_bucket_mb must be in (0, 1024] MB");
     require(finite(lr) && lr > 0, "lr must be a positive number (got " + std::to_string(lr) + ")");
     require(finite(momentum) && momentum >= 0 && momentum < 1,
             "momentum must be in [0, 1) (got " + std::to_string(momentum) + ")");

@@ -29,7 +29,17 @@ struct RunSpec {
 
     // How long, and with which batch.
     int epochs = 2;
-    int batch = 128;  // per device
+    int batch =
+        128;  // per device and micro-batch: the global batch is devices * batch * accumulation
+
+    // Data parallelism (DDP semantics): one worker thread per device, gradients averaged over
+    // the global batch by an all-reduce of contiguous buckets of the flat gradient buffer.
+    int devices = 1;               // CPU devices: 1 to 16
+    int accumulation = 1;          // micro-batches per step; no communication until the last
+    double bucket_mb = 25.0;       // bucket cap, as DDP's bucket_cap_mb
+    double first_bucket_mb = 1.0;  // the first bucket (the last layers' gradients) is smaller
+    bool overlap = true;           // all-reduce each bucket while backward goes on
+    bool sync_bn = false;          // batch-norm statistics over the global batch, not per device
 
     // Optimiser: SGD with momentum (PyTorch's form).
     double lr = 0.05;
@@ -67,6 +77,9 @@ std::string_view to_string(ScheduleKind);
 std::optional<ScheduleKind> parse_schedule(std::string_view);
 std::string_view to_string(WarmupUnit);
 std::optional<WarmupUnit> parse_warmup_unit(std::string_view);
+
+// The most CPU devices a run may have (threads with their own replica).
+inline constexpr int max_cpu_devices = 16;
 
 // The names validate() accepts, for help texts and messages.
 const std::vector<std::string>& model_names();

@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
+#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
+#include "comm/thread_comm.h"
 #include "data/load.h"
 #include "error.h"
-#include "train/replica.h"
+#include "train/device_worker.h"
 
 namespace scalelab {
 
@@ -39,47 +42,85 @@ std::vector<data::Batch> prepared_batches(const ThroughputConfig& cfg, int count
 }  // namespace
 
 ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
-    if (cfg.batch < 1 || cfg.threads < 1 || cfg.windows < 1 || cfg.images_per_window < 1 ||
-        cfg.warmup_steps < 0)
+    if (cfg.batch < 1 || cfg.threads < 1 || cfg.devices < 1 || cfg.windows < 1 ||
+        cfg.images_per_window < 1 || cfg.warmup_steps < 0)
         throw Error(ErrorKind::InvalidSpec,
-                    "bench train needs a positive batch, thread count, window count and images "
-                    "per window");
+                    "bench train needs a positive batch, thread count, device count, window count "
+                    "and images per window");
     RunSpec spec;
     spec.model = cfg.model;
     spec.width = cfg.width;
     spec.batch = cfg.batch;
     spec.threads = cfg.threads;
+    spec.devices = cfg.devices;
     if (auto problems = spec.validate(); !problems.empty())
         throw Error(ErrorKind::InvalidSpec, problems.front());
 
     const int steps = std::max(8, (cfg.images_per_window + cfg.batch - 1) / cfg.batch);
-    const auto batches = prepared_batches(cfg, std::min(steps, 8));
-    Replica replica(spec, Shape{1, cfg.channels, cfg.image_size, cfg.image_size},
-                    std::make_unique<cpu::CpuBackend>(cfg.threads));
+    const auto batches = prepared_batches(cfg, std::min(steps, 8) * cfg.devices);
+    const Shape image{1, cfg.channels, cfg.image_size, cfg.image_size};
 
-    // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed windows.
-    std::int64_t step = 0;
-    auto train_one = [&] {
-        replica.train_step(batches[std::size_t(step) % batches.size()], spec.lr, step);
-        ++step;
-    };
-    for (int i = 0; i < cfg.warmup_steps; ++i)
-        train_one();
+    auto group = comm::ThreadGroup::create(cfg.devices);
     std::vector<double> rates;
-    for (int w = 0; w < cfg.windows; ++w) {
-        const auto start = Clock::now();
-        for (int i = 0; i < steps; ++i)
-            train_one();
-        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-        rates.push_back(double(steps) * cfg.batch / seconds);
+    double flops_per_image = 0;
+    std::mutex error_mutex;
+    std::exception_ptr error;
+    std::vector<std::thread> devices;
+    for (int rank = 0; rank < cfg.devices; ++rank) {
+        devices.emplace_back([&, rank] {
+            try {
+                auto comm = group->communicator(rank);
+                DeviceWorker worker(spec, image, std::make_unique<cpu::CpuBackend>(cfg.threads),
+                                    *comm);
+                worker.broadcast_initial_state();
+                // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
+                // windows, each between two barriers so that it covers every device's steps.
+                std::int64_t step = 0;
+                auto train_one = [&] {
+                    const data::Batch& batch =
+                        batches[std::size_t(step * cfg.devices + rank) % batches.size()];
+                    DeviceStepTimes times;
+                    worker.train_step([&] { return &batch; }, 1, batch.size, spec.lr, step, times);
+                    ++step;
+                };
+                for (int i = 0; i < cfg.warmup_steps; ++i)
+                    train_one();
+                for (int w = 0; w < cfg.windows; ++w) {
+                    comm->barrier();
+                    const auto start = Clock::now();
+                    for (int i = 0; i < steps; ++i)
+                        train_one();
+                    comm->barrier();
+                    const double seconds =
+                        std::chrono::duration<double>(Clock::now() - start).count();
+                    if (rank == 0)
+                        rates.push_back(double(steps) * cfg.batch * cfg.devices / seconds);
+                }
+                if (rank == 0)
+                    flops_per_image = worker.replica().model().forward_flops_per_sample();
+            } catch (const comm::Aborted&) {
+            } catch (...) {
+                {
+                    std::lock_guard lock(error_mutex);
+                    if (!error)
+                        error = std::current_exception();
+                }
+                group->abort("device " + std::to_string(rank) + " failed");
+            }
+        });
     }
+    for (auto& d : devices)
+        d.join();
+    if (error)
+        std::rethrow_exception(error);
+
     std::sort(rates.begin(), rates.end());
     ThroughputResult result;
     result.images_per_s_min = rates.front();
     result.images_per_s_max = rates.back();
     result.images_per_s_median = rates[rates.size() / 2];
     // Forward once, backward twice (gradients of inputs and of weights).
-    result.flops_per_image = 3.0 * replica.model().forward_flops_per_sample();
+    result.flops_per_image = 3.0 * flops_per_image;
     result.gflops = result.images_per_s_median * result.flops_per_image / 1e9;
     return result;
 }

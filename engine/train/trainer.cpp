@@ -1,14 +1,19 @@
 #include "train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <mutex>
+#include <optional>
 #include <sstream>
+#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
+#include "comm/thread_comm.h"
 #include "data/sampler.h"
 #include "error.h"
 #include "optim/lr_schedule.h"
-#include "train/replica.h"
+#include "train/device_worker.h"
 
 namespace scalelab {
 
@@ -20,29 +25,19 @@ double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-struct Totals {
-    double loss_sum = 0;
-    std::int64_t correct = 0;
-    std::int64_t count = 0;
+// The first steps of a run create kernels and fault memory in; rates leave them out.
+constexpr std::int64_t kWarmupSteps = 5;
 
-    void add(const StepResult& r) {
-        loss_sum += r.loss_sum;
-        correct += r.correct;
-        count += r.size;
-    }
-    double loss() const { return count ? loss_sum / double(count) : 0.0; }
-    double accuracy() const { return count ? double(correct) / double(count) : 0.0; }
-};
+std::vector<std::uint32_t> evaluation_shard(std::size_t count, int ranks, int rank) {
+    // Every validation sample exactly once: rank r takes r, r + N, r + 2N, ...
+    std::vector<std::uint32_t> shard;
+    for (std::size_t i = std::size_t(rank); i < count; i += std::size_t(ranks))
+        shard.push_back(std::uint32_t(i));
+    return shard;
+}
 
-Totals evaluate(Replica& replica, data::BatchLoader& loader, std::size_t count) {
-    std::vector<std::uint32_t> all(count);
-    for (std::size_t i = 0; i < count; ++i)
-        all[i] = std::uint32_t(i);
-    loader.start_epoch(std::move(all), 0);
-    Totals totals;
-    while (const data::Batch* batch = loader.next())
-        totals.add(replica.evaluate(*batch));
-    return totals;
+int threads_per_device(const RunSpec& spec) {
+    return spec.threads > 0 ? spec.threads : std::max(1, cpu::available_cores() / spec.devices);
 }
 
 }  // namespace
@@ -60,6 +55,8 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
             "multiple of 4; this dataset's are " +
             std::to_string(train.channels) + "x" + std::to_string(train.height) + "x" +
             std::to_string(train.width));
+    if (problems.empty() && train.count() < std::size_t(spec_.devices))
+        problems.push_back("the training set has fewer images than there are devices");
     if (!problems.empty()) {
         std::string message;
         for (const auto& p : problems)
@@ -80,51 +77,146 @@ RunEnd Trainer::run() {
 }
 
 RunEnd Trainer::train() {
+    const int devices = spec_.devices;
+    RunInfo info;
+    info.devices = devices;
+    info.threads_per_device = threads_per_device(spec_);
+    info.cores = cpu::available_cores();
+    info.global_batch = devices * spec_.batch * spec_.accumulation;
+    const data::EpochSampler probe(data_.train.count(), spec_.seed, devices, 0);
+    info.steps_per_epoch =
+        (data::batch_count(probe.per_rank(), spec_.batch, false) + spec_.accumulation - 1) /
+        spec_.accumulation;
+    if (devices * info.threads_per_device > info.cores)
+        info.warnings.push_back(std::to_string(devices) + " devices x " +
+                                std::to_string(info.threads_per_device) + " threads exceed the " +
+                                std::to_string(info.cores) +
+                                " cores: devices share cores, so throughput cannot scale");
+
+    auto group = comm::ThreadGroup::create(devices);
+    std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
+    std::mutex failure_mutex;
+    std::optional<RunEnd> failure;
+    std::vector<std::thread> workers;
+    for (int rank = 0; rank < devices; ++rank) {
+        workers.emplace_back([&, rank] {
+            try {
+                auto comm = group->communicator(rank);
+                ends[std::size_t(rank)] = run_device(rank, *comm, info);
+            } catch (const comm::Aborted&) {
+                // Released because another device failed or the run was cancelled.
+            } catch (const std::exception& e) {
+                {
+                    std::lock_guard lock(failure_mutex);
+                    if (!failure)
+                        failure = RunEnd{RunStatus::Failed,
+                                         "device " + std::to_string(rank) + ": " + e.what(), 0, 0};
+                }
+                group->abort("device " + std::to_string(rank) + " failed: " + e.what());
+            }
+        });
+    }
+    for (auto& w : workers)
+        w.join();
+
+    if (failure)
+        return *failure;
+    if (cancelled_.load()) {
+        RunEnd end = ends[0];
+        end.status = RunStatus::Cancelled;
+        if (end.message.empty())
+            end.message = "cancelled";
+        return end;
+    }
+    return ends[0];
+}
+
+RunEnd Trainer::run_device(int rank, comm::Communicator& comm, const RunInfo& info) {
     const auto& train = data_.train;
+    const int devices = spec_.devices;
     const Shape image{1, train.channels, train.height, train.width};
-    Replica replica(spec_, image, std::make_unique<cpu::CpuBackend>(spec_.threads));
+    DeviceWorker worker(spec_, image, std::make_unique<cpu::CpuBackend>(info.threads_per_device),
+                        comm);
+    worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);
     data::BatchLoader loader(train, norm, {spec_.batch, false, spec_.augment, 2, spec_.seed});
     data::BatchLoader eval_loader(data_.test, norm, {spec_.batch, false, false, 2, spec_.seed});
-    const data::EpochSampler sampler(train.count(), spec_.seed);
-    const int steps_per_epoch = data::batch_count(sampler.per_rank(), spec_.batch, false);
-    const optim::LrSchedule schedule(spec_, steps_per_epoch);
+    const data::EpochSampler sampler(train.count(), spec_.seed, devices, rank);
+    const int samples_per_epoch = int(sampler.per_rank());
+    const int step_samples = spec_.batch * spec_.accumulation;
+    const optim::LrSchedule schedule(spec_, info.steps_per_epoch);
+    if (rank == 0)
+        sink_.on_start(info);
 
     std::int64_t step = 0;
     int epochs_at_target = 0;
+    double steady_seconds = 0, steady_images = 0;
+    DeviceStepTimes carried;  // the step-end gather's wait, counted in the next step
     for (int epoch = 1; epoch <= spec_.epochs; ++epoch) {
         loader.start_epoch(sampler.indices(epoch - 1), epoch);
-        Totals epoch_totals;
-        const auto epoch_start = Clock::now();
-        int step_in_epoch = 0;
-        auto step_start = Clock::now();
-        while (const data::Batch* batch = loader.next()) {
-            if (cancelled_.load(std::memory_order_relaxed))
+        GlobalTotals epoch_totals;
+        double epoch_seconds = 0;
+        for (int s = 0; s < info.steps_per_epoch; ++s) {
+            if (cancelled_.load(std::memory_order_relaxed)) {
+                comm.abort("cancelled");
                 return RunEnd{RunStatus::Cancelled, "cancelled at step " + std::to_string(step),
                               step, epoch};
+            }
+            if (step_hook_) step_hook_(rank, step + 1);
+            const auto start = Clock::now();
             const double lr = schedule.lr(step);
             ++step;
-            ++step_in_epoch;
-            const StepResult r = replica.train_step(*batch, lr, step);
-            const double elapsed = seconds_since(step_start);
-            step_start = Clock::now();
-            sink_.on_step(StepMetrics{step, epoch, step_in_epoch, steps_per_epoch, r.mean_loss(),
-                                      double(r.correct) / r.size, lr, r.size / elapsed});
-            if (!std::isfinite(r.loss_sum)) {
+            // This step's share of the epoch: k micro-batches, or what is left at its end.
+            const int samples = std::min(step_samples, samples_per_epoch - s * step_samples);
+            const int micro = (samples + spec_.batch - 1) / spec_.batch;
+            DeviceStepTimes times = carried;
+            const GlobalTotals totals =
+                worker.train_step([&] { return loader.next(); }, micro, samples, lr, step, times);
+            const double local_seconds = seconds_since(start) + carried.wait;
+            const auto gather_start = Clock::now();
+            const std::vector<DeviceStepTimes> all = worker.gather_times(times);
+            carried = DeviceStepTimes{};
+            carried.wait = seconds_since(gather_start);
+
+            epoch_seconds += local_seconds;
+            if (step > kWarmupSteps) {
+                steady_seconds += local_seconds;
+                steady_images += totals.count;
+            }
+            if (rank == 0) {
+                StepMetrics m;
+                m.step = step;
+                m.epoch = epoch;
+                m.step_in_epoch = s + 1;
+                m.steps_per_epoch = info.steps_per_epoch;
+                m.loss = totals.loss();
+                m.accuracy = totals.accuracy();
+                m.lr = lr;
+                m.seconds = local_seconds;
+                m.images_per_s = totals.count / local_seconds;
+                m.devices = all;
+                sink_.on_step(m);
+            }
+            if (!std::isfinite(totals.loss_sum)) {
                 std::ostringstream msg;
-                msg << "the loss became " << r.mean_loss() << " at step " << step << " (epoch "
+                msg << "the loss became " << totals.loss() << " at step " << step << " (epoch "
                     << epoch << ", lr " << lr << "): lower the learning rate or add warm-up";
                 return RunEnd{RunStatus::Diverged, msg.str(), step, epoch};
             }
-            epoch_totals.add(r);
+            epoch_totals.loss_sum += totals.loss_sum;
+            epoch_totals.correct += totals.correct;
+            epoch_totals.count += totals.count;
         }
-        const double epoch_seconds = seconds_since(epoch_start);
-        const Totals val = evaluate(replica, eval_loader, data_.test.count());
-        sink_.on_epoch(EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(),
-                                    val.loss(), val.accuracy(), epoch_seconds,
-                                    double(epoch_totals.count) / epoch_seconds});
+        const GlobalTotals val =
+            worker.evaluate(eval_loader, evaluation_shard(data_.test.count(), devices, rank));
+        if (rank == 0)
+            sink_.on_epoch(EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(),
+                                        val.loss(), val.accuracy(), epoch_seconds,
+                                        epoch_totals.count / epoch_seconds,
+                                        steady_seconds > 0 ? steady_images / steady_seconds : 0});
 
+        // Every rank sees the same validation sums, so all of them stop at the same epoch.
         epochs_at_target = val.accuracy() >= spec_.target_accuracy ? epochs_at_target + 1 : 0;
         if (spec_.target_accuracy > 0 && epochs_at_target >= spec_.patience) {
             std::ostringstream msg;

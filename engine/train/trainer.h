@@ -1,6 +1,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "comm/communicator.h"
 
 #include "data/dataset.h"
 #include "train/metrics.h"
@@ -8,9 +12,14 @@
 
 namespace scalelab {
 
-// Trains one run on one device (the CPU, with spec.threads cores) and reports through a sink.
-// The caller loads the data first (data::load_dataset), so that a missing or corrupt dataset is
-// reported before a run starts.
+// Trains one run on spec.devices CPU devices, one worker thread each with spec.threads cores
+// (0: its share of the machine), with DDP semantics (see DeviceWorker), and reports through a
+// sink from rank 0's thread. The caller loads the data first (data::load_dataset), so that a
+// missing or corrupt dataset is reported before a run starts.
+//
+// How a run ends: a worker that throws ends the whole run as Failed with that worker's rank and
+// message; the other workers are released by aborting the communicator, and every thread is
+// joined before run() returns. cancel() makes the next step of any worker abort the group.
 class Trainer {
   public:
     // Throws Error(InvalidSpec) listing every problem when the spec does not validate, and when
@@ -24,13 +33,21 @@ class Trainer {
     // Safe from any thread; the run stops before its next step and ends as Cancelled.
     void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
+    // Called by every device's worker thread before each step (counted from 1); what it throws
+    // ends the run as that device's failure. For fault-injection tests; set it before run().
+    void set_step_hook(std::function<void(int rank, std::int64_t step)> hook) {
+        step_hook_ = std::move(hook);
+    }
+
   private:
     RunEnd train();
+    RunEnd run_device(int rank, comm::Communicator& comm, const RunInfo& info);
 
     RunSpec spec_;
     const data::TrainTest& data_;
     MetricsSink& sink_;
     std::atomic<bool> cancelled_{false};
+    std::function<void(int, std::int64_t)> step_hook_;
 };
 
 }  // namespace scalelab

@@ -1,4 +1,5 @@
 #include <QFile>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
@@ -81,15 +82,19 @@ class TestCli : public QObject {
         r = run_cli({"train", "--help"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.contains("--metrics-out"));
+        QVERIFY(r.out.contains("--devices") && r.out.contains("--global-batch"));
         r = run_cli({"bench", "--help"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.contains("bench train") && r.out.contains("bench sgemm"));
         r = run_cli({"bench", "train", "--help"});
         QVERIFY_EXIT(r, 0);
-        QVERIFY(r.out.contains("--threads"));
+        QVERIFY(r.out.contains("--threads") && r.out.contains("--devices"));
         r = run_cli({"bench", "sgemm", "--help"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.contains("--size"));
+        r = run_cli({"bench", "allreduce", "--help"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("--devices") && r.out.contains("busbw"));
         r = run_cli({"--version"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.startsWith("scalelab-cli "));
@@ -113,6 +118,17 @@ class TestCli : public QObject {
             << QStringList{"train", "--dataset", "synthetic", "--metrics-out",
                            "/nonexistent/dir/m.jsonl"}
             << "/nonexistent/dir/m.jsonl";
+        QTest::newRow("global batch not divisible by devices")
+            << QStringList{"train", "--global-batch", "100", "--devices", "3"}
+            << "--global-batch 100 is not divisible by 3 devices: use --global-batch 99";
+        QTest::newRow("devices 0")
+            << QStringList{"train", "--devices", "0"} << "devices must be between 1 and 16";
+        QTest::newRow("devices 17")
+            << QStringList{"train", "--devices", "17"} << "devices must be between 1 and 16";
+        QTest::newRow("batch and global batch")
+            << QStringList{"train", "--batch", "64", "--global-batch", "128"} << "not both";
+        QTest::newRow("bench devices 17")
+            << QStringList{"bench", "train", "--devices", "17"} << "--devices";
         QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command";
         QTest::newRow("bench without target") << QStringList{"bench", "infer"} << "train";
         QTest::newRow("bench batch 0")
@@ -122,6 +138,16 @@ class TestCli : public QObject {
         QTest::newRow("sgemm size 0") << QStringList{"bench", "sgemm", "--size", "0"} << "--size";
         QTest::newRow("sgemm threads 0")
             << QStringList{"bench", "sgemm", "--threads", "0"} << "--threads";
+        QTest::newRow("allreduce devices 0")
+            << QStringList{"bench", "allreduce", "--devices", "0"} << "--devices";
+        QTest::newRow("allreduce devices 17")
+            << QStringList{"bench", "allreduce", "--devices", "17"} << "--devices";
+        QTest::newRow("allreduce sizes abc")
+            << QStringList{"bench", "allreduce", "--sizes", "abc"} << "--sizes";
+        QTest::newRow("allreduce sizes 0")
+            << QStringList{"bench", "allreduce", "--sizes", "1M,0"} << "--sizes";
+        QTest::newRow("allreduce iters 0")
+            << QStringList{"bench", "allreduce", "--iters", "0"} << "--iters";
     }
     void bad_input_exits_2_with_a_message() {
         QFETCH(QStringList, args);
@@ -142,6 +168,36 @@ class TestCli : public QObject {
         QCOMPARE(row["size"].toInt(), 128);
         QVERIFY2(row["gflops"].toDouble() > 0.0, qPrintable(lines.front()));
         QVERIFY(row["gflops_max"].toDouble() >= row["gflops"].toDouble());
+    }
+
+    void bench_train_json_rows_name_the_devices() {
+        const CliResult r = run_cli({"bench", "train", "--model", "mlp", "--batch", "16",
+                                     "--threads", "1", "--devices", "1", "--warmup-steps", "1",
+                                     "--windows", "1", "--images", "16", "--json"});
+        QVERIFY_EXIT(r, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        const QJsonObject row = QJsonDocument::fromJson(lines.front().toUtf8()).object();
+        QCOMPARE(row["devices"].toInt(), 1);
+        QCOMPARE(row["threads"].toInt(), 1);
+        QCOMPARE(row["batch"].toInt(), 16);
+        QVERIFY2(row["images_per_s"].toDouble() > 0.0, qPrintable(lines.front()));
+    }
+
+    void bench_allreduce_prints_one_json_row() {
+        const CliResult r = run_cli(
+            {"bench", "allreduce", "--devices", "2", "--sizes", "1M", "--iters", "3", "--json"});
+        QVERIFY_EXIT(r, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        const QJsonObject row = QJsonDocument::fromJson(lines.front().toUtf8()).object();
+        QCOMPARE(row["devices"].toInt(), 2);
+        QCOMPARE(row["bytes"].toInteger(), qint64(1) << 20);
+        QVERIFY2(row["time_ms"].toDouble() > 0.0, qPrintable(lines.front()));
+        const double algbw = row["algbw_GBs"].toDouble();
+        QVERIFY2(algbw > 0.0, qPrintable(lines.front()));
+        // busbw = algbw * 2 (N - 1) / N, which is algbw itself for 2 devices.
+        QVERIFY(qAbs(row["busbw_GBs"].toDouble() - algbw) <= 1e-9 * algbw);
     }
 
     void malformed_config_exits_2_with_the_line() {
@@ -174,14 +230,64 @@ class TestCli : public QObject {
 
         const QList<QJsonObject> rows = read_rows(metrics);
         QCOMPARE(rows_of_type(rows, "step").size(), 8);  // 512 images / batch 64
-        for (const char* key : {"step", "epoch", "loss", "accuracy", "lr", "images_per_s"})
-            QVERIFY2(rows.front().contains(key), key);
+        const QList<QJsonObject> starts = rows_of_type(rows, "start");
+        QCOMPARE(starts.size(), 1);
+        QCOMPARE(starts.front()["devices"].toInt(), 1);
+        QCOMPARE(starts.front()["global_batch"].toInt(), 64);
+        const QList<QJsonObject> steps = rows_of_type(rows, "step");
+        for (const char* key :
+             {"step", "epoch", "loss", "accuracy", "lr", "images_per_s", "seconds", "devices"})
+            QVERIFY2(steps.front().contains(key), key);
+        QCOMPARE(steps.front()["devices"].toArray().size(), 1);
         const QList<QJsonObject> epochs = rows_of_type(rows, "epoch");
         QCOMPARE(epochs.size(), 1);
-        for (const char* key : {"step", "epoch", "loss", "lr", "images_per_s", "train_loss",
-                                "train_accuracy", "val_loss", "val_accuracy", "epoch_seconds"})
+        for (const char* key :
+             {"step", "epoch", "loss", "lr", "images_per_s", "train_loss", "train_accuracy",
+              "val_loss", "val_accuracy", "epoch_seconds", "steady_images_per_s"})
             QVERIFY2(epochs.front().contains(key), key);
         QCOMPARE(rows.back()["type"].toString(), QString("end"));
+        QCOMPARE(rows.back()["status"].toString(), QString("finished"));
+    }
+
+    // Needs the N-device trainer: two devices, each step row carrying both devices' times.
+    void two_device_run_writes_the_breakdown() {
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("m.jsonl");
+        const CliResult r = run_cli({"train", "--dataset", "synthetic", "--synthetic-train", "512",
+                                     "--synthetic-test", "128", "--epochs", "1", "--batch", "32",
+                                     "--model", "mlp", "--devices", "2", "--metrics-out", metrics});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("2 devices"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("global batch 64"), qPrintable(r.out));
+        QVERIFY2(r.out.contains("ms/step per device: forward"), qPrintable(r.out));
+
+        const QList<QJsonObject> rows = read_rows(metrics);
+        QVERIFY(!rows.isEmpty());
+        const QJsonObject start = rows.front();
+        QCOMPARE(start["type"].toString(), QString("start"));
+        QCOMPARE(start["devices"].toInt(), 2);
+        QCOMPARE(start["global_batch"].toInt(), 64);
+        QCOMPARE(start["steps_per_epoch"].toInt(), 8);  // 512 images / (2 x 32)
+        for (const char* key : {"threads_per_device", "cores", "parameters", "warnings"})
+            QVERIFY2(start.contains(key), key);
+
+        const QList<QJsonObject> steps = rows_of_type(rows, "step");
+        QCOMPARE(steps.size(), 8);
+        for (const QJsonObject& step : steps) {
+            QVERIFY(step["seconds"].toDouble() > 0.0);
+            const QJsonArray devices = step["devices"].toArray();
+            QCOMPARE(devices.size(), 2);
+            for (int rank = 0; rank < 2; ++rank) {
+                const QJsonObject device = devices[rank].toObject();
+                QCOMPARE(device["rank"].toInt(), rank);
+                for (const char* key :
+                     {"data", "forward", "backward", "exposed_comm", "wait", "optimizer"})
+                    QVERIFY2(device[key].isDouble(), key);
+            }
+        }
+        const QList<QJsonObject> epochs = rows_of_type(rows, "epoch");
+        QCOMPARE(epochs.size(), 1);
+        QVERIFY(epochs.front().contains("steady_images_per_s"));
         QCOMPARE(rows.back()["status"].toString(), QString("finished"));
     }
 

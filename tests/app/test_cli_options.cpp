@@ -2,6 +2,7 @@
 #include <QtTest>
 
 #include "cli/bench_options.h"
+#include "cli/bench_sgemm_options.h"
 #include "cli/flag_values.h"
 #include "cli/train_options.h"
 
@@ -49,6 +50,16 @@ class TestCliOptions : public QObject {
                                                  "--epochs",
                                                  "3",
                                                  "--batch=256",
+                                                 "--devices",
+                                                 "4",
+                                                 "--accumulation",
+                                                 "2",
+                                                 "--bucket-mb",
+                                                 "50",
+                                                 "--first-bucket-mb",
+                                                 "0.5",
+                                                 "--no-overlap",
+                                                 "--sync-bn",
                                                  "--lr",
                                                  "1e-1",
                                                  "--momentum",
@@ -99,6 +110,12 @@ class TestCliOptions : public QObject {
         QVERIFY(s.augment);
         QCOMPARE(s.epochs, 3);
         QCOMPARE(s.batch, 256);
+        QCOMPARE(s.devices, 4);
+        QCOMPARE(s.accumulation, 2);
+        QCOMPARE(s.bucket_mb, 50.0);
+        QCOMPARE(s.first_bucket_mb, 0.5);
+        QVERIFY(!s.overlap);
+        QVERIFY(s.sync_bn);
         QCOMPARE(s.lr, 0.1);
         QCOMPARE(s.momentum, 0.8);
         QVERIFY(s.nesterov);
@@ -157,10 +174,81 @@ class TestCliOptions : public QObject {
                     .contains("unexpected argument"));
     }
 
+    void global_batch_is_split_over_devices_and_micro_batches() {
+        auto parsed = parse_train_options({"--global-batch", "256", "--devices", "2"});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        QCOMPARE(parsed.options.spec.batch, 128);
+        QCOMPARE(parsed.options.global_batch, 256);
+        // The order of the flags does not matter; accumulation divides too.
+        parsed =
+            parse_train_options({"--devices", "4", "--global-batch", "256", "--accumulation", "2"});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        QCOMPARE(parsed.options.spec.batch, 32);
+        // Without --global-batch, --batch is per device as before.
+        parsed = parse_train_options({"--devices", "4", "--batch", "64"});
+        QCOMPARE(parsed.options.spec.batch, 64);
+        QCOMPARE(parsed.options.global_batch, 0);
+    }
+
+    void global_batch_takes_devices_from_the_config() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("run.json");
+        write_file(path, R"({"devices": 4, "batch": 16})");
+        const auto parsed =
+            parse_train_options({"--global-batch", "512", "--config", path.toStdString()});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        QCOMPARE(parsed.options.spec.devices, 4);
+        QCOMPARE(parsed.options.spec.batch, 128);
+    }
+
+    void indivisible_global_batch_suggests_the_nearest_valid_ones() {
+        auto parsed = parse_train_options({"--global-batch", "100", "--devices", "3"});
+        QCOMPARE(parsed.problems.size(), std::size_t(1));
+        QString message = joined(parsed.problems);
+        QVERIFY2(message.contains("--global-batch 100 is not divisible by 3 devices"),
+                 qPrintable(message));
+        QVERIFY2(message.contains("99") && message.contains("102"), qPrintable(message));
+
+        parsed =
+            parse_train_options({"--global-batch", "100", "--devices", "4", "--accumulation", "8"});
+        message = joined(parsed.problems);
+        QVERIFY2(message.contains("4 devices x 8 micro-batches = 32"), qPrintable(message));
+        QVERIFY2(message.contains("96") && message.contains("128"), qPrintable(message));
+
+        // Below one image per device: only the next valid value is suggested.
+        parsed = parse_train_options({"--global-batch", "2", "--devices", "3"});
+        message = joined(parsed.problems);
+        QVERIFY2(message.contains("use --global-batch 3 (batch 1 per device)"),
+                 qPrintable(message));
+    }
+
+    void batch_and_global_batch_together_are_a_problem() {
+        const auto parsed = parse_train_options({"--batch", "64", "--global-batch", "128"});
+        QCOMPARE(parsed.problems.size(), std::size_t(1));
+        QVERIFY2(QString::fromStdString(parsed.problems.front()).contains("not both"),
+                 qPrintable(joined(parsed.problems)));
+        QVERIFY(!parse_train_options({"--global-batch", "0"}).problems.empty());
+        QVERIFY(!parse_train_options({"--global-batch", "x"}).problems.empty());
+    }
+
+    void out_of_range_devices_are_left_to_validate() {
+        // The flag only reads the number; RunSpec::validate() says what the range is.
+        for (const char* devices : {"0", "17"}) {
+            const auto parsed = parse_train_options({"--devices", devices});
+            QVERIFY(parsed.problems.empty());
+            QVERIFY2(!parsed.options.spec.validate().empty(), devices);
+        }
+    }
+
     void help_is_recognised() {
         QVERIFY(parse_train_options({"--help"}).options.help);
         QVERIFY(parse_train_options({"-h"}).options.help);
         QVERIFY(train_help().find("--warmup-epochs") != std::string::npos);
+        for (const char* flag : {"--devices", "--global-batch", "--accumulation", "--bucket-mb",
+                                 "--first-bucket-mb", "--no-overlap", "--sync-bn"})
+            QVERIFY2(train_help().find(flag) != std::string::npos, flag);
+        QVERIFY(bench_help().find("--devices") != std::string::npos);
+        QVERIFY(parse_bench_train_options({"--help"}).options.help);
     }
 
     void flags_override_the_config_wherever_it_appears() {
@@ -187,12 +275,15 @@ class TestCliOptions : public QObject {
     void bench_lists_become_combinations() {
         const auto parsed = parse_bench_train_options(
             {"--model", "cnn,resnet8", "--batch", "32,128,512", "--threads", "1,2", "--width", "4",
-             "--windows", "3", "--images", "1024", "--json"});
+             "--devices", "1,2", "--windows", "3", "--images", "1024", "--json", "--log-level",
+             "warn"});
         QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
         const BenchTrainOptions& o = parsed.options;
         QCOMPARE(o.models, (std::vector<std::string>{"cnn", "resnet8"}));
         QCOMPARE(o.batches, (std::vector<int>{32, 128, 512}));
         QCOMPARE(o.threads, (std::vector<int>{1, 2}));
+        QCOMPARE(o.devices, (std::vector<int>{1, 2}));
+        QCOMPARE(o.log_level, std::string("warn"));
         QCOMPARE(o.base.width, 4);
         QCOMPARE(o.base.windows, 3);
         QCOMPARE(o.base.images_per_window, 1024);
@@ -203,6 +294,28 @@ class TestCliOptions : public QObject {
         QCOMPARE(parse_bench_train_options({"--batch", "32,0"}).problems.size(), std::size_t(1));
         QCOMPARE(parse_bench_train_options({"--threads", "x"}).problems.size(), std::size_t(1));
         QCOMPARE(parse_bench_train_options({"--windows", "-2"}).problems.size(), std::size_t(1));
+        QCOMPARE(parse_bench_train_options({"--devices", "0"}).problems.size(), std::size_t(1));
+        const auto too_many = parse_bench_train_options({"--devices", "2,17"});
+        QCOMPARE(too_many.problems.size(), std::size_t(1));
+        QVERIFY2(QString::fromStdString(too_many.problems.front()).contains("1 to 16"),
+                 qPrintable(joined(too_many.problems)));
+        QCOMPARE(parse_bench_train_options({"--log-level", "loud"}).problems.size(),
+                 std::size_t(1));
+    }
+
+    void bench_sgemm_shares_the_output_flags() {
+        const auto parsed = parse_bench_sgemm_options(
+            {"--threads", "1,2", "--size", "256", "--json", "--log-level", "debug"});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        QCOMPARE(parsed.options.threads, (std::vector<int>{1, 2}));
+        QCOMPARE(parsed.options.size, 256);
+        QVERIFY(parsed.options.json);
+        QCOMPARE(parsed.options.log_level, std::string("debug"));
+        QVERIFY(!parsed.options.help);
+        QVERIFY(parse_bench_sgemm_options({"-h"}).options.help);
+        QCOMPARE(parse_bench_sgemm_options({"--log-level", "loud"}).problems.size(),
+                 std::size_t(1));
+        QVERIFY(bench_sgemm_help().find("--log-level") != std::string::npos);
     }
 
     void flag_values_read_whole_numbers_only() {

@@ -23,6 +23,12 @@ RunSpec spec_with_every_field_changed() {
     s.augment = true;
     s.epochs = 90;
     s.batch = 512;
+    s.devices = 4;
+    s.accumulation = 2;
+    s.bucket_mb = 50;
+    s.first_bucket_mb = 0.5;
+    s.overlap = false;
+    s.sync_bn = true;
     s.lr = 0.4;
     s.momentum = 0.85;
     s.nesterov = true;
@@ -49,9 +55,11 @@ bool same(const RunSpec& a, const RunSpec& b) {
            a.data_dir == b.data_dir && a.synthetic_train == b.synthetic_train &&
            a.synthetic_test == b.synthetic_test && a.synthetic_channels == b.synthetic_channels &&
            a.synthetic_size == b.synthetic_size && a.augment == b.augment && a.epochs == b.epochs &&
-           a.batch == b.batch && a.lr == b.lr && a.momentum == b.momentum &&
-           a.nesterov == b.nesterov && a.weight_decay == b.weight_decay &&
-           a.decay_norm_and_bias == b.decay_norm_and_bias &&
+           a.batch == b.batch && a.devices == b.devices && a.accumulation == b.accumulation &&
+           a.bucket_mb == b.bucket_mb && a.first_bucket_mb == b.first_bucket_mb &&
+           a.overlap == b.overlap && a.sync_bn == b.sync_bn && a.lr == b.lr &&
+           a.momentum == b.momentum && a.nesterov == b.nesterov &&
+           a.weight_decay == b.weight_decay && a.decay_norm_and_bias == b.decay_norm_and_bias &&
            a.label_smoothing == b.label_smoothing && a.schedule == b.schedule &&
            a.gamma == b.gamma && a.step_epochs == b.step_epochs && a.milestones == b.milestones &&
            a.min_lr == b.min_lr && a.warmup == b.warmup && a.warmup_unit == b.warmup_unit &&
@@ -90,11 +98,17 @@ class TestRunSpecJson : public QObject {
 
     void every_field_has_a_key_named_as_the_field() {
         const QJsonObject json = scalelab::run_spec_to_json(spec_with_every_field_changed());
-        QCOMPARE(json.size(), 29);
+        QCOMPARE(json.size(), 35);
         QCOMPARE(json.value("schedule").toString(), QString("multistep"));
         QCOMPARE(json.value("warmup_unit").toString(), QString("steps"));
         QCOMPARE(json.value("decay_norm_and_bias").toBool(), false);
         QCOMPARE(json.value("milestones").toArray().size(), 3);
+        QCOMPARE(json.value("devices").toInt(), 4);
+        QCOMPARE(json.value("accumulation").toInt(), 2);
+        QCOMPARE(json.value("bucket_mb").toDouble(), 50.0);
+        QCOMPARE(json.value("first_bucket_mb").toDouble(), 0.5);
+        QCOMPARE(json.value("overlap").toBool(), false);
+        QCOMPARE(json.value("sync_bn").toBool(), true);
         QCOMPARE(QStringList(json.keys()).size(), scalelab::run_spec_json_keys().size());
     }
 
@@ -141,6 +155,10 @@ class TestRunSpecJson : public QObject {
         QVERIFY2(message.contains("\"lr\" must be a number"), qPrintable(message));
         message = error_of(R"({"milestones": [30, "sixty"]})");
         QVERIFY2(message.contains("\"milestones\" must be an array"), qPrintable(message));
+        message = error_of(R"({"devices": 1.5})");
+        QVERIFY2(message.contains("\"devices\" must be a whole number"), qPrintable(message));
+        message = error_of(R"({"sync_bn": "yes"})");
+        QVERIFY2(message.contains("\"sync_bn\" must be true or false"), qPrintable(message));
         message = error_of(R"({"seed": -1})");
         QVERIFY2(message.contains("\"seed\""), qPrintable(message));
     }

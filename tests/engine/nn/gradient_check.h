@@ -54,7 +54,7 @@ class GradientCheck {
 
     // The layer's output, flattened to (n, features) in NCHW order.
     std::vector<float> output(bool training) {
-        const nn::Context ctx{backend_, training, 42};
+        const nn::Context ctx{backend_, training, 42, {}};
         const Tensor y = root_->forward(Tensor{TensorDesc{input_, nullptr}, x_.data()}, ctx);
         return std::vector<float>(y.data, y.data + r_.size());
     }
@@ -70,7 +70,7 @@ class GradientCheck {
     // Analytic gradients: returns dL/dx; dL/dparams are left in model().grads().
     std::vector<float> analytic() {
         loss(true);
-        const nn::Context ctx{backend_, true, 42};
+        const nn::Context ctx{backend_, true, 42, {}};
         const Tensor dx = root_->backward(
             Tensor{TensorDesc{root_->output_shape(input_), nullptr}, r_.data()}, ctx, true);
         return std::vector<float>(dx.data, dx.data + input_.numel());

@@ -1,0 +1,121 @@
+#include "cli/bench_allreduce_options.h"
+
+#include <cctype>
+#include <cstdint>
+#include <utility>
+
+#include "cli/flag_parser.h"
+#include "cli/flag_readers.h"
+#include "cli/flag_values.h"
+#include "comm/allreduce_benchmark.h"
+
+namespace scalelab::cli {
+
+namespace {
+
+// Past this a size is a typo, not a buffer: 1 TiB per device.
+constexpr std::uint64_t max_size_bytes = std::uint64_t{1} << 40;
+
+const std::vector<Flag>& bench_allreduce_flags() {
+    static const std::vector<Flag> flags = [] {
+        const BenchAllReduceOptions defaults;
+        const std::string what = "What to measure";
+        return with_bench_output_flags({
+            {"devices", "N",
+             "CPU devices (threads), 1 to " + std::to_string(comm::allreduce_max_devices) +
+                 " (default " + std::to_string(defaults.devices) + ")",
+             what},
+            {"sizes", "S1,S2",
+             "buffer sizes in bytes, comma-separated, with an optional suffix K, M or G "
+             "(2^10, 2^20, 2^30; default 1M,4M,16M,64M)",
+             what},
+            {"iters", "N",
+             "timed iterations per size, after " +
+                 std::to_string(comm::allreduce_warmup_iterations) + " warm-up ones (default " +
+                 std::to_string(defaults.iterations) + ")",
+             what},
+        });
+    }();
+    return flags;
+}
+
+std::string read_sizes(const GivenFlag& given, std::vector<std::size_t>& out) {
+    std::vector<std::size_t> sizes;
+    for (const std::string& item : split_list(given.value)) {
+        const std::optional<std::size_t> bytes = parse_byte_size(item);
+        if (!bytes || *bytes < sizeof(float)) {
+            sizes.clear();
+            break;
+        }
+        sizes.push_back(*bytes);
+    }
+    if (sizes.empty())
+        return "--" + given.name + " expects sizes in bytes of at least 4 like 1M,64M (suffix K, " +
+               "M or G), got '" + given.value + "'";
+    out = std::move(sizes);
+    return {};
+}
+
+std::string apply(const GivenFlag& given, BenchAllReduceOptions& options) {
+    if (given.name == "devices")
+        return read_in_range(given, 1, comm::allreduce_max_devices, options.devices);
+    if (given.name == "sizes")
+        return read_sizes(given, options.sizes_bytes);
+    if (given.name == "iters")
+        return read_positive(given, options.iterations);
+    return {};
+}
+
+}  // namespace
+
+std::optional<std::size_t> parse_byte_size(const std::string& text) {
+    if (text.empty())
+        return std::nullopt;
+    std::uint64_t unit = 1;
+    std::string digits = text;
+    switch (std::toupper(static_cast<unsigned char>(text.back()))) {
+        case 'K':
+            unit = std::uint64_t{1} << 10;
+            break;
+        case 'M':
+            unit = std::uint64_t{1} << 20;
+            break;
+        case 'G':
+            unit = std::uint64_t{1} << 30;
+            break;
+        default:
+            break;
+    }
+    if (unit != 1)
+        digits.pop_back();
+    const std::optional<std::uint64_t> count = parse_uint64(digits);
+    if (!count || *count == 0 || *count > max_size_bytes / unit)
+        return std::nullopt;
+    return static_cast<std::size_t>(*count * unit);
+}
+
+ParsedBenchAllReduceOptions parse_bench_allreduce_options(const std::vector<std::string>& args) {
+    ParsedBenchAllReduceOptions parsed;
+    parsed.problems = parse_bench_flags(
+        args, bench_allreduce_flags(), parsed.options,
+        [&parsed](const GivenFlag& given) { return apply(given, parsed.options); });
+    return parsed;
+}
+
+std::string bench_allreduce_help() {
+    return format_help(
+        "scalelab-cli bench allreduce [flags]",
+        "Measures ScaleLab's shared-memory all-reduce between CPU devices: --devices threads,\n"
+        "each with its own float buffer of each --sizes size, summed in place. Per iteration\n"
+        "every device refills its buffer, waits in a barrier and times its all-reduce; the\n"
+        "slowest device's time counts. After 5 warm-up iterations, --iters timed ones; the\n"
+        "median is reported with the nccl-tests bandwidths:\n"
+        "  algbw = bytes / time,  busbw = algbw * 2 (N - 1) / N   (GB/s, 1e9 bytes/s)\n"
+        "as ../shared/anchors/torch_anchor.py allreduce measures PyTorch's gloo all-reduce.",
+        bench_allreduce_flags(),
+        "Examples:\n"
+        "  scalelab-cli bench allreduce --devices 2 --sizes 1M,4M,16M,64M\n"
+        "  scalelab-cli bench allreduce --devices 4 --sizes 16M --iters 50 --json");
+}
+
+}  // namespace scalelab::cli

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace scalelab::comm {
+
+// One measured size of `scalelab-cli bench allreduce`, with the nccl-tests definitions:
+// algbw = bytes / time, busbw = algbw * 2 (N - 1) / N (the bytes each rank must move in a
+// ring all-reduce, so that busbw compares with the memory or link bandwidth for any N).
+struct AllReduceRow {
+    int devices = 0;
+    std::size_t bytes = 0;  // the buffer each rank reduces: a whole number of floats
+    double time_ms = 0;     // median over the timed iterations of the slowest rank's time
+    double algbw_GBs = 0;   // bytes / time, in 1e9 bytes per second
+    double busbw_GBs = 0;   // algbw_GBs * 2 (devices - 1) / devices
+};
+
+constexpr int allreduce_max_devices = 16;
+constexpr int allreduce_warmup_iterations = 5;
+
+// Measures an in-place float sum all-reduce over `devices` threads, each with its own
+// ThreadComm and buffer, for each size in `sizes_bytes` (rounded down to whole floats), as
+// ../shared/anchors/torch_anchor.py allreduce measures gloo: per iteration every rank fills its
+// buffer with 1.0f, waits in a barrier, then times its all_reduce; an iteration's time is the
+// slowest rank's; 5 untimed warm-up iterations, then `iterations` timed ones, of which the
+// median is reported.
+// Throws scalelab::Error: InvalidSpec for devices outside 1..16, iterations < 1 or a size below
+// one float; OutOfMemory when the buffers do not fit.
+std::vector<AllReduceRow> run_allreduce_benchmark(int devices,
+                                                  const std::vector<std::size_t>& sizes_bytes,
+                                                  int iterations);
+
+}  // namespace scalelab::comm

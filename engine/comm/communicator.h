@@ -1,0 +1,42 @@
+#pragma once
+
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace scalelab::comm {
+
+enum class ReduceOp { Sum, Average };
+
+// Thrown in every rank blocked in (or later entering) a collective after abort(): the run is
+// over, and the message says why (the first abort's reason).
+class Aborted : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+// Collectives between the `size()` ranks of one data-parallel group, as NCCL and gloo offer
+// them. The contract every implementation keeps:
+//  - every rank calls the same collectives in the same order with the same sizes (the caller's
+//    invariant; a mismatch is a bug, and implementations may detect it and throw);
+//  - results are bit-identical on every rank and from run to run (a fixed summation order);
+//  - a call blocks until the collective is complete for this rank; waiting blocks the thread,
+//    it does not spin (devices may outnumber cores);
+//  - abort() may be called from any thread, at any time, and wakes every waiter with Aborted.
+class Communicator {
+  public:
+    virtual ~Communicator() = default;
+    virtual int rank() const = 0;
+    virtual int size() const = 0;
+
+    // In place: data <- op over ranks of data.
+    virtual void all_reduce(std::span<float> data, ReduceOp op) = 0;
+    // In place: data <- root's data.
+    virtual void broadcast(std::span<float> data, int root) = 0;
+    // out[r * in.size() ... (r + 1) * in.size()) <- rank r's in; out.size() == size() * in.size().
+    virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
+    virtual void barrier() = 0;
+    virtual void abort(const std::string& reason) = 0;
+};
+
+}  // namespace scalelab::comm

@@ -1,0 +1,127 @@
+#include "train/device_worker.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "nn/model_zoo.h"
+
+namespace scalelab {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double since(Clock::time_point& t) {
+    const auto now = Clock::now();
+    const double s = std::chrono::duration<double>(now - t).count();
+    t = now;
+    return s;
+}
+
+std::vector<Bucket> buckets_for(const nn::Model& model, const RunSpec& spec) {
+    std::vector<std::size_t> ends;
+    for (const auto& s : model.segments())
+        ends.push_back(s.offset + s.size);
+    return plan_buckets(ends, std::size_t(spec.first_bucket_mb * (1 << 20)),
+                        std::size_t(spec.bucket_mb * (1 << 20)));
+}
+
+constexpr int kTimeFields = 6;
+
+}  // namespace
+
+DeviceWorker::DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend,
+                           comm::Communicator& comm)
+    : comm_(comm),
+      replica_(spec, image, std::move(backend), comm.rank()),
+      reducer_(comm, replica_.model().grads(), buckets_for(replica_.model(), spec),
+               spec.overlap && comm.size() > 1) {
+    if (spec.accumulation > 1)
+        accumulated_.resize(replica_.model().grads().size());
+}
+
+void DeviceWorker::broadcast_initial_state() {
+    comm_.broadcast(replica_.model().params(), 0);
+    comm_.broadcast(replica_.model().state(), 0);
+}
+
+GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>& next_batch,
+                                      int micro_batches, int samples, double lr, std::int64_t step,
+                                      DeviceStepTimes& times) {
+    auto clock = Clock::now();
+    StepResult local;
+    const auto grads = replica_.model().grads();
+    for (int i = 0; i < micro_batches; ++i) {
+        const data::Batch* batch = next_batch();
+        times.data += since(clock);
+        const StepResult r = replica_.forward(*batch, step);
+        local.loss_sum += r.loss_sum;
+        local.correct += r.correct;
+        local.size += r.size;
+        times.forward += since(clock);
+
+        const bool last = i + 1 == micro_batches;
+        if (last) {
+            reducer_.begin(accumulated_.empty() || micro_batches == 1
+                               ? std::span<const float>{}
+                               : std::span<const float>(accumulated_));
+            replica_.backward(1.0f / float(samples),
+                              [this](const float* end) { reducer_.gradients_written(end); });
+        } else {
+            replica_.backward(1.0f / float(samples));
+            if (i == 0)
+                std::copy(grads.begin(), grads.end(), accumulated_.begin());
+            else
+                for (std::size_t j = 0; j < grads.size(); ++j)
+                    accumulated_[j] += grads[j];
+        }
+        times.backward += since(clock);
+    }
+    reducer_.finish();
+    times.exposed_comm += since(clock);
+
+    const GlobalTotals totals = all_reduce_totals(local);
+    times.wait += since(clock);
+    if (!std::isfinite(totals.loss_sum))
+        return totals;  // diverged: no rank trains on
+
+    replica_.update(lr);
+    times.optimizer += since(clock);
+    return totals;
+}
+
+GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local) {
+    float sums[3] = {float(local.loss_sum), float(local.correct), float(local.size)};
+    comm_.all_reduce(sums, comm::ReduceOp::Sum);
+    return GlobalTotals{sums[0], sums[1], sums[2]};
+}
+
+GlobalTotals DeviceWorker::evaluate(data::BatchLoader& loader, std::vector<std::uint32_t> indices) {
+    comm_.all_reduce(replica_.model().state(), comm::ReduceOp::Average);
+    loader.start_epoch(std::move(indices), 0);
+    StepResult local;
+    while (const data::Batch* batch = loader.next()) {
+        const StepResult r = replica_.evaluate(*batch);
+        local.loss_sum += r.loss_sum;
+        local.correct += r.correct;
+        local.size += r.size;
+    }
+    return all_reduce_totals(local);
+}
+
+std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& mine) {
+    const float in[kTimeFields] = {float(mine.data),     float(mine.forward),
+                                   float(mine.backward), float(mine.exposed_comm),
+                                   float(mine.wait),     float(mine.optimizer)};
+    std::vector<float> all(std::size_t(comm_.size()) * kTimeFields);
+    comm_.all_gather(in, all);
+    std::vector<DeviceStepTimes> out(std::size_t(comm_.size()));
+    for (std::size_t r = 0; r < out.size(); ++r) {
+        const float* t = all.data() + r * kTimeFields;
+        out[r] = DeviceStepTimes{t[0], t[1], t[2], t[3], t[4], t[5]};
+    }
+    return out;
+}
+
+}  // namespace scalelab

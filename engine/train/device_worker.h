@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "data/batch_loader.h"
+#include "train/gradient_reducer.h"
+#include "train/metrics.h"
+#include "train/replica.h"
+
+namespace scalelab {
+
+// Sums over every device of a step or an evaluation: the same values on every rank.
+struct GlobalTotals {
+    double loss_sum = 0;
+    double correct = 0;
+    double count = 0;
+
+    double loss() const { return count > 0 ? loss_sum / count : 0.0; }
+    double accuracy() const { return count > 0 ? correct / count : 0.0; }
+};
+
+// One device of a data-parallel run: its replica, its gradient reducer and its end of the
+// communicator. Every rank's worker makes the same calls in the same order (DDP's invariant:
+// the collectives inside them then match up).
+class DeviceWorker {
+  public:
+    DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend,
+                 comm::Communicator& comm);
+
+    // DDP's start: every replica takes rank 0's parameters and buffers.
+    void broadcast_initial_state();
+
+    // One optimisation step over `micro_batches` micro-batches holding `samples` samples in all,
+    // fetched one at a time from next_batch (a loader's batch is valid until the next fetch):
+    //   for each micro-batch: forward, loss, backward of loss_sum / samples
+    //   (earlier micro-batches' gradients summed locally; the last one's all-reduced bucket by
+    //   bucket as backward produces them, averaging over devices: the mean over the global batch)
+    //   then the global loss; if it is finite, p <- optimiser(p, g, lr) on every replica.
+    // Adds this device's time per phase to `times`.
+    GlobalTotals train_step(const std::function<const data::Batch*()>& next_batch,
+                            int micro_batches, int samples, double lr, std::int64_t step,
+                            DeviceStepTimes& times);
+
+    // This device's share (`indices`) of the validation set; sums combined over all devices.
+    // Batch-norm running statistics are first averaged over the devices, so that every
+    // replica evaluates (and goes on training) with the same ones.
+    GlobalTotals evaluate(data::BatchLoader& loader, std::vector<std::uint32_t> indices);
+
+    // Every device's step times, in rank order (a collective: all ranks call it).
+    std::vector<DeviceStepTimes> gather_times(const DeviceStepTimes& mine);
+
+    Replica& replica() { return replica_; }
+    const GradientReducer& reducer() const { return reducer_; }
+
+  private:
+    GlobalTotals all_reduce_totals(const StepResult& local);
+
+    comm::Communicator& comm_;
+    Replica replica_;
+    GradientReducer reducer_;
+    std::vector<float> accumulated_;  // gradients of a step's earlier micro-batches
+};
+
+}  // namespace scalelab

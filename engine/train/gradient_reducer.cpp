@@ -1,0 +1,114 @@
+#include "train/gradient_reducer.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace scalelab {
+
+std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::size_t first_bytes,
+                                 std::size_t cap_bytes) {
+    // A bucket closes at the first parameter boundary where it has reached its cap.
+    std::vector<Bucket> buckets;
+    std::size_t begin = 0;
+    std::size_t cap = std::max<std::size_t>(1, first_bytes / sizeof(float));
+    for (std::size_t end : param_ends) {
+        if (end - begin >= cap) {
+            buckets.push_back({begin, end});
+            begin = end;
+            cap = std::max<std::size_t>(1, cap_bytes / sizeof(float));
+        }
+    }
+    if (!param_ends.empty() && begin < param_ends.back())
+        buckets.push_back({begin, param_ends.back()});
+    return buckets;
+}
+
+GradientReducer::GradientReducer(comm::Communicator& comm, std::span<float> grads,
+                                 std::vector<Bucket> buckets, bool overlap)
+    : comm_(comm), grads_(grads), buckets_(std::move(buckets)), overlap_(overlap) {
+    if (overlap_)
+        thread_ = std::thread([this] { communicate(); });
+}
+
+GradientReducer::~GradientReducer() {
+    if (!thread_.joinable())
+        return;
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    work_.notify_one();
+    thread_.join();
+}
+
+void GradientReducer::begin(std::span<const float> accumulated) {
+    accumulated_ = accumulated;
+    next_ = 0;
+    std::lock_guard lock(mutex_);
+    reduced_ = 0;
+}
+
+void GradientReducer::gradients_written(const float* written_end) {
+    launch_ready(std::size_t(written_end - grads_.data()));
+}
+
+void GradientReducer::launch_ready(std::size_t written) {
+    while (next_ < buckets_.size() && buckets_[next_].end <= written) {
+        const Bucket& b = buckets_[next_];
+        if (!accumulated_.empty())  // the step's earlier micro-batches, added in before reducing
+            for (std::size_t i = b.begin; i < b.end; ++i)
+                grads_[i] += accumulated_[i];
+        if (overlap_) {
+            {
+                std::lock_guard lock(mutex_);
+                queue_.push_back(next_);
+            }
+            work_.notify_one();
+        }
+        ++next_;
+    }
+}
+
+void GradientReducer::reduce(const Bucket& b) {
+    comm_.all_reduce(grads_.subspan(b.begin, b.end - b.begin), comm::ReduceOp::Average);
+}
+
+void GradientReducer::communicate() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty())
+            return;  // stopping, and nothing left to reduce
+        const std::size_t index = queue_.front();
+        queue_.pop_front();
+        const bool failed = error_ != nullptr;
+        lock.unlock();
+        std::exception_ptr error;
+        try {
+            if (!failed)
+                reduce(buckets_[index]);
+        } catch (...) {
+            error = std::current_exception();
+        }
+        lock.lock();
+        if (error && !error_)
+            error_ = error;
+        ++reduced_;
+        done_.notify_one();
+    }
+}
+
+void GradientReducer::finish() {
+    launch_ready(grads_.size());  // whatever backward did not announce
+    if (!overlap_) {
+        for (const Bucket& b : buckets_)
+            reduce(b);
+        return;
+    }
+    std::unique_lock lock(mutex_);
+    done_.wait(lock, [&] { return reduced_ == buckets_.size(); });
+    if (error_)
+        std::rethrow_exception(std::exchange(error_, nullptr));
+}
+
+}  // namespace scalelab

@@ -1,0 +1,77 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <span>
+#include <thread>
+#include <vector>
+
+#include "comm/communicator.h"
+
+namespace scalelab {
+
+// A contiguous slice [begin, end) of the flat gradient buffer, all-reduced as one message.
+struct Bucket {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+// Cuts the flat gradient buffer (in backward order) into buckets as DDP does: the first one
+// small (first_bytes) so communication starts early, the others up to cap_bytes. Bucket edges
+// fall on parameter boundaries (param_ends: the end offset of each parameter, ascending) unless
+// a single parameter is larger than the cap. Every rank computes the same plan from the same
+// model, which is what keeps the all-reduces matched.
+std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::size_t first_bytes,
+                                 std::size_t cap_bytes);
+
+// Averages one replica's gradients over all ranks, bucket by bucket, in the same order on every
+// rank. With overlap, a communication thread all-reduces each bucket as soon as backward has
+// written all of its gradients (gradients_written), while backward goes on with the layers below;
+// finish() waits for the last one. Without overlap, finish() does all the all-reduces.
+//
+// With gradient accumulation, `accumulated` holds the sum of the step's earlier micro-batches'
+// gradients; it is added into each bucket just before that bucket is reduced, so there is no
+// communication until the last micro-batch.
+class GradientReducer {
+  public:
+    GradientReducer(comm::Communicator& comm, std::span<float> grads, std::vector<Bucket> buckets,
+                    bool overlap);
+    ~GradientReducer();
+    GradientReducer(const GradientReducer&) = delete;
+    GradientReducer& operator=(const GradientReducer&) = delete;
+
+    // Starts a step's last backward pass; `accumulated` is empty without accumulation.
+    void begin(std::span<const float> accumulated);
+    // Backward has written every gradient below `written_end` (a pointer into grads).
+    void gradients_written(const float* written_end);
+    // Blocks until every bucket is reduced; rethrows a communication error (comm::Aborted).
+    void finish();
+
+    const std::vector<Bucket>& buckets() const { return buckets_; }
+
+  private:
+    void launch_ready(std::size_t written);
+    void reduce(const Bucket& b);
+    void communicate();
+
+    comm::Communicator& comm_;
+    std::span<float> grads_;
+    std::vector<Bucket> buckets_;
+    bool overlap_;
+    std::span<const float> accumulated_;
+    std::size_t next_ = 0;  // the next bucket to launch (worker thread only)
+
+    // With overlap: buckets queued for the communication thread, and how many it has finished.
+    std::mutex mutex_;
+    std::condition_variable work_, done_;
+    std::deque<std::size_t> queue_;
+    std::size_t reduced_ = 0;
+    std::exception_ptr error_;
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+}  // namespace scalelab

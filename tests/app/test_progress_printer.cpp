@@ -1,0 +1,125 @@
+#include <QtTest>
+
+#include <cstdio>
+#include <string>
+
+#include "cli/progress_printer.h"
+
+using scalelab::cli::ProgressPrinter;
+
+namespace {
+
+// Everything written to `file` so far.
+QString contents(std::FILE* file) {
+    std::fflush(file);
+    std::rewind(file);
+    std::string text;
+    char buffer[512];
+    for (std::size_t n; (n = std::fread(buffer, 1, sizeof buffer, file)) > 0;)
+        text.append(buffer, n);
+    return QString::fromStdString(text);
+}
+
+scalelab::StepMetrics step_on(int devices, int step_in_epoch, double forward_s) {
+    scalelab::StepMetrics m;
+    m.step = step_in_epoch;
+    m.epoch = 1;
+    m.step_in_epoch = step_in_epoch;
+    m.steps_per_epoch = 2;
+    m.images_per_s = 1000;
+    m.seconds = 0.1;
+    for (int rank = 0; rank < devices; ++rank)
+        m.devices.push_back({0.001, forward_s, 0.004, 0.0005, 0.0002, 0.0003});
+    return m;
+}
+
+scalelab::EpochMetrics epoch_one() {
+    scalelab::EpochMetrics m;
+    m.epoch = 1;
+    m.step = 2;
+    m.epoch_seconds = 0.2;
+    m.images_per_s = 1234;
+    return m;
+}
+
+}  // namespace
+
+class TestProgressPrinter : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void run_info_is_printed_once() {
+        std::FILE* file = std::tmpfile();
+        QVERIFY(file);
+        {
+            ProgressPrinter printer(file, 1, false);
+            scalelab::RunInfo info;
+            info.devices = 2;
+            info.threads_per_device = 1;
+            info.cores = 2;
+            info.global_batch = 256;
+            info.steps_per_epoch = 32;
+            info.parameters = 1234567;
+            printer.on_start(info);
+        }
+        const QString text = contents(file);
+        std::fclose(file);
+        QCOMPARE(text.count('\n'), 1);
+        for (const char* part : {"2 devices", "1 thread", "2 cores", "global batch 256",
+                                 "32 steps per epoch", "1,234,567 parameters"})
+            QVERIFY2(text.contains(part), qPrintable(text));
+    }
+
+    void epoch_line_has_the_mean_breakdown_for_several_devices() {
+        std::FILE* file = std::tmpfile();
+        QVERIFY(file);
+        {
+            ProgressPrinter printer(file, 1, false);
+            // Two devices, two steps: forward 2 ms then 4 ms on each, so 3 ms per step.
+            printer.on_step(step_on(2, 1, 0.002));
+            printer.on_step(step_on(2, 2, 0.004));
+            printer.on_epoch(epoch_one());
+        }
+        const QString text = contents(file);
+        std::fclose(file);
+        QVERIFY2(text.contains("1234 img/s"), qPrintable(text));
+        for (const char* part :
+             {"forward 3.00", "backward 4.00", "comm 0.50", "wait 0.20", "data 1.00", "opt 0.30"})
+            QVERIFY2(text.contains(part), qPrintable(text));
+    }
+
+    void each_epoch_starts_a_new_breakdown() {
+        std::FILE* file = std::tmpfile();
+        QVERIFY(file);
+        {
+            ProgressPrinter printer(file, 2, false);
+            printer.on_step(step_on(2, 1, 0.010));
+            printer.on_epoch(epoch_one());
+            printer.on_step(step_on(2, 1, 0.002));
+            scalelab::EpochMetrics second = epoch_one();
+            second.epoch = 2;
+            printer.on_epoch(second);
+        }
+        const QStringList lines = contents(file).split('\n', Qt::SkipEmptyParts);
+        std::fclose(file);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines[0].contains("forward 10.00"), qPrintable(lines[0]));
+        QVERIFY2(lines[1].contains("forward 2.00"), qPrintable(lines[1]));
+    }
+
+    void one_device_has_no_breakdown() {
+        std::FILE* file = std::tmpfile();
+        QVERIFY(file);
+        {
+            ProgressPrinter printer(file, 1, false);
+            printer.on_step(step_on(1, 1, 0.002));
+            printer.on_epoch(epoch_one());
+        }
+        const QString text = contents(file);
+        std::fclose(file);
+        QVERIFY2(text.contains("img/s") && !text.contains("forward"), qPrintable(text));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestProgressPrinter)
+#include "test_progress_printer.moc"
