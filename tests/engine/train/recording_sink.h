@@ -10,6 +10,10 @@ namespace scalelab::testing {
 // Keeps everything a trainer reports, for tests to inspect afterwards.
 class RecordingSink : public MetricsSink {
   public:
+    void on_start(const RunInfo& info) override {
+        std::lock_guard lock(mutex_);
+        starts.push_back(info);
+    }
     void on_step(const StepMetrics& m) override {
         std::lock_guard lock(mutex_);
         steps.push_back(m);
@@ -23,6 +27,7 @@ class RecordingSink : public MetricsSink {
         ends.push_back(e);
     }
 
+    std::vector<RunInfo> starts;
     std::vector<StepMetrics> steps;
     std::vector<EpochMetrics> epochs;
     std::vector<RunEnd> ends;

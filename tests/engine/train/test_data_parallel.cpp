@@ -1,0 +1,232 @@
+// DDP semantics of the data-parallel worker and trainer on CPU devices: N devices x batch b
+// train exactly as 1 device x batch N*b (no batch norm), replicas stay bit-identical, gradient
+// accumulation equals a larger batch, and failures and cancellation end the run cleanly.
+
+#include <QtTest>
+#include <cmath>
+#include <thread>
+
+#include "backend/cpu/cpu_backend.h"
+#include "comm/thread_comm.h"
+#include "data/batch_loader.h"
+#include "data/sampler.h"
+#include "data/synthetic.h"
+#include "recording_sink.h"
+#include "train/device_worker.h"
+#include "train/trainer.h"
+
+using namespace scalelab;
+using testing::RecordingSink;
+
+namespace {
+
+const data::TrainTest& dataset() {
+    static const data::TrainTest data = [] {
+        data::SyntheticConfig cfg;
+        cfg.train = 2048;
+        cfg.test = 256;
+        return data::make_synthetic(cfg);
+    }();
+    return data;
+}
+
+RunSpec spec_for(const std::string& model, int devices, int batch, int accumulation = 1) {
+    RunSpec spec;
+    spec.model = model;
+    spec.dataset = "synthetic";
+    spec.devices = devices;
+    spec.batch = batch;
+    spec.accumulation = accumulation;
+    spec.threads = 1;
+    spec.lr = 0.05;
+    spec.seed = 5;
+    spec.first_bucket_mb = 0.01;  // several buckets even for small models
+    spec.bucket_mb = 0.1;
+    return spec;
+}
+
+// Runs `steps` steps of epoch 0 on spec.devices workers (one thread each, as the trainer does)
+// and returns every replica's parameters after the last step. `check` runs on rank 0 after
+// each step, while all ranks wait at a barrier.
+std::vector<std::vector<float>> train_steps(
+    const RunSpec& spec, int steps,
+    const std::function<void(std::int64_t, std::vector<DeviceWorker*>&)>& check = {}) {
+    const auto& data = dataset();
+    const auto norm = data::channel_statistics(data.train);
+    auto group = comm::ThreadGroup::create(spec.devices);
+    std::vector<DeviceWorker*> workers(std::size_t(spec.devices));
+    std::vector<std::vector<float>> params(std::size_t(spec.devices));
+    std::vector<std::thread> threads;
+    for (int rank = 0; rank < spec.devices; ++rank) {
+        threads.emplace_back([&, rank] {
+            auto comm = group->communicator(rank);
+            DeviceWorker worker(spec, Shape{1, 1, 28, 28}, std::make_unique<cpu::CpuBackend>(1),
+                                *comm);
+            workers[std::size_t(rank)] = &worker;
+            worker.broadcast_initial_state();
+            data::BatchLoader loader(data.train, norm, {spec.batch, false, false, 1, spec.seed});
+            loader.start_epoch(
+                data::EpochSampler(data.train.count(), spec.seed, spec.devices, rank).indices(0),
+                0);
+            for (std::int64_t step = 1; step <= steps; ++step) {
+                DeviceStepTimes times;
+                worker.train_step([&] { return loader.next(); }, spec.accumulation,
+                                  spec.batch * spec.accumulation, spec.lr, step, times);
+                if (check) {
+                    comm->barrier();
+                    if (rank == 0)
+                        check(step, workers);
+                    comm->barrier();
+                }
+            }
+            const auto p = worker.replica().model().params();
+            params[std::size_t(rank)].assign(p.begin(), p.end());
+            comm->barrier();  // keep every worker alive until all have copied
+        });
+    }
+    for (auto& t : threads)
+        t.join();
+    return params;
+}
+
+double relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
+    double diff = 0, norm = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        norm += double(b[i]) * b[i];
+    }
+    return std::sqrt(diff / norm);
+}
+
+}  // namespace
+
+class DataParallel : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void n_devices_equal_one_device_with_n_times_the_batch_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<bool>("overlap");
+        QTest::newRow("mlp x2") << "mlp" << 2 << true;
+        QTest::newRow("mlp x4") << "mlp" << 4 << true;
+        QTest::newRow("cnn x2") << "cnn" << 2 << true;
+        QTest::newRow("cnn x4 no overlap") << "cnn" << 4 << false;
+    }
+    void n_devices_equal_one_device_with_n_times_the_batch() {
+        QFETCH(QString, model);
+        QFETCH(int, devices);
+        QFETCH(bool, overlap);
+        RunSpec many = spec_for(model.toStdString(), devices, 16);
+        many.overlap = overlap;
+        const auto parallel = train_steps(many, 20);
+        const auto single = train_steps(spec_for(model.toStdString(), 1, 16 * devices), 20);
+        const double rel = relative_difference(parallel[0], single[0]);
+        QVERIFY2(rel < 1e-5, qPrintable(QString::number(rel)));
+        // And training did move the parameters: the comparison is not between two starts.
+        const auto start = train_steps(spec_for(model.toStdString(), 1, 16), 0);
+        QVERIFY(relative_difference(single[0], start[0]) > 1e-3);
+    }
+
+    void replicas_are_bit_identical_after_every_step() {
+        int checked = 0;
+        train_steps(spec_for("resnet8", 3, 8), 6,
+                    [&](std::int64_t, std::vector<DeviceWorker*>& workers) {
+                        const auto p0 = workers[0]->replica().model().params();
+                        for (std::size_t r = 1; r < workers.size(); ++r) {
+                            const auto pr = workers[r]->replica().model().params();
+                            QVERIFY(std::memcmp(p0.data(), pr.data(), p0.size_bytes()) == 0);
+                        }
+                        ++checked;
+                    });
+        QCOMPARE(checked, 6);
+    }
+
+    void accumulation_equals_a_batch_k_times_larger_data() {
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<int>("k");
+        QTest::newRow("1 device, k = 4") << 1 << 4;
+        QTest::newRow("2 devices, k = 2") << 2 << 2;
+    }
+    void accumulation_equals_a_batch_k_times_larger() {
+        QFETCH(int, devices);
+        QFETCH(int, k);
+        const auto accumulated = train_steps(spec_for("cnn", devices, 8, k), 10);
+        const auto large = train_steps(spec_for("cnn", devices, 8 * k), 10);
+        const double rel = relative_difference(accumulated[0], large[0]);
+        QVERIFY2(rel < 1e-5, qPrintable(QString::number(rel)));
+    }
+
+    void same_seed_gives_identical_curves_on_several_devices() {
+        RecordingSink a, b;
+        Trainer(spec_for("cnn", 2, 32), dataset(), a).run();
+        Trainer(spec_for("cnn", 2, 32), dataset(), b).run();
+        QCOMPARE(a.steps.size(), b.steps.size());
+        QVERIFY(!a.steps.empty());
+        for (std::size_t i = 0; i < a.steps.size(); ++i)
+            QCOMPARE(a.steps[i].loss, b.steps[i].loss);
+        QCOMPARE(a.epochs.back().val_accuracy, b.epochs.back().val_accuracy);
+        QCOMPARE(int(a.steps.front().devices.size()), 2);
+    }
+
+    void evaluation_counts_every_validation_sample_once() {
+        RecordingSink sink;
+        RunSpec spec = spec_for("mlp", 3, 32);
+        spec.epochs = 1;
+        Trainer(spec, dataset(), sink).run();
+        // 256 validation samples over 3 devices (86 + 85 + 85): accuracy is k / 256.
+        const double scaled = sink.epochs.back().val_accuracy * 256;
+        QVERIFY2(std::abs(scaled - std::round(scaled)) < 1e-6, qPrintable(QString::number(scaled)));
+    }
+
+    void a_failing_device_ends_the_run_with_its_message() {
+        RecordingSink sink;
+        RunSpec spec = spec_for("cnn", 3, 16);
+        spec.epochs = 5;
+        Trainer trainer(spec, dataset(), sink);
+        trainer.set_step_hook([](int rank, std::int64_t step) {
+            if (rank == 1 && step == 4)
+                throw std::runtime_error("injected fault");
+        });
+        QElapsedTimer timer;
+        timer.start();
+        const RunEnd end = trainer.run();
+        QVERIFY(timer.elapsed() < 30000);
+        QCOMPARE(end.status, RunStatus::Failed);
+        QVERIFY2(QString::fromStdString(end.message).contains("device 1: injected fault"),
+                 end.message.c_str());
+        QCOMPARE(int(sink.ends.size()), 1);
+        QVERIFY(sink.steps.size() <= 4);
+    }
+
+    void cancelling_stops_every_device() {
+        RecordingSink sink;
+        RunSpec spec = spec_for("cnn", 2, 16);
+        spec.epochs = 100;
+        Trainer trainer(spec, dataset(), sink);
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            trainer.cancel();
+        });
+        const RunEnd end = trainer.run();
+        canceller.join();
+        QCOMPARE(end.status, RunStatus::Cancelled);
+        QVERIFY(end.epoch < 100);
+        QCOMPARE(int(sink.ends.size()), 1);
+    }
+
+    void more_devices_than_cores_is_allowed_with_a_warning() {
+        RecordingSink sink;
+        RunSpec spec = spec_for("mlp", 3, 32);
+        spec.epochs = 1;
+        spec.threads = cpu::available_cores();
+        QCOMPARE(Trainer(spec, dataset(), sink).run().status, RunStatus::Finished);
+        QVERIFY(!sink.starts.empty());
+        QVERIFY(!sink.starts.front().warnings.empty());
+        QVERIFY(
+            QString::fromStdString(sink.starts.front().warnings.front()).contains("cannot scale"));
+    }
+};
+
+QTEST_APPLESS_MAIN(DataParallel)
+#include "test_data_parallel.moc"

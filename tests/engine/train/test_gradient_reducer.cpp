@@ -1,0 +1,87 @@
+// Bucket plans and the gradient reducer: buckets tile the buffer on parameter boundaries with
+// DDP's sizes, and the reducer averages every bucket whether it overlaps backward or not.
+
+#include <QtTest>
+#include <thread>
+
+#include "comm/thread_comm.h"
+#include "train/gradient_reducer.h"
+
+using namespace scalelab;
+
+class GradientReducerTest : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void buckets_tile_the_buffer_on_parameter_boundaries() {
+        // Parameters of 100, 200, 300, 5000, 50 and 10 floats (ends ascending).
+        const std::vector<std::size_t> ends{100, 300, 600, 5600, 5650, 5660};
+        const auto buckets = plan_buckets(ends, 250 * 4, 1000 * 4);
+        QCOMPARE(buckets.front().begin, std::size_t(0));
+        QCOMPARE(buckets.back().end, std::size_t(5660));
+        for (std::size_t i = 1; i < buckets.size(); ++i)
+            QCOMPARE(buckets[i].begin, buckets[i - 1].end);
+        for (const auto& b : buckets)
+            QVERIFY(std::find(ends.begin(), ends.end(), b.end) != ends.end());
+        // The first bucket closes as soon as it reaches 250 floats: after the second parameter.
+        QCOMPARE(buckets[0].end, std::size_t(300));
+        // A parameter larger than the cap gets a bucket of its own.
+        QCOMPARE(buckets[1].end, std::size_t(5600));
+        QCOMPARE(buckets.size(), std::size_t(3));
+    }
+
+    void default_sizes_give_a_small_first_bucket() {
+        std::vector<std::size_t> ends;
+        for (std::size_t i = 1; i <= 100; ++i)
+            ends.push_back(i * 100'000);  // 100 x 400 kB
+        const auto buckets = plan_buckets(ends, 1 << 20, 25 << 20);
+        QCOMPARE(buckets[0].end, std::size_t(300'000));  // 1.2 MB: first to reach 1 MB
+        QCOMPARE(buckets[1].end - buckets[1].begin, std::size_t(6'600'000));  // >= 25 MB
+    }
+
+    void averages_every_bucket_with_and_without_overlap_data() {
+        QTest::addColumn<bool>("overlap");
+        QTest::addColumn<bool>("accumulate");
+        QTest::newRow("overlap") << true << false;
+        QTest::newRow("at the end") << false << false;
+        QTest::newRow("overlap + accumulated") << true << true;
+    }
+    void averages_every_bucket_with_and_without_overlap() {
+        QFETCH(bool, overlap);
+        QFETCH(bool, accumulate);
+        const std::vector<std::size_t> ends{10, 1000, 1003, 4000};
+        const auto buckets = plan_buckets(ends, 16, 4000);
+        auto group = comm::ThreadGroup::create(2);
+        std::vector<std::vector<float>> grads(2, std::vector<float>(4000));
+        std::vector<float> accumulated(accumulate ? 4000 : 0, 0.5f);
+        std::vector<std::thread> ranks;
+        for (int r = 0; r < 2; ++r) {
+            ranks.emplace_back([&, r] {
+                auto comm = group->communicator(r);
+                auto& g = grads[std::size_t(r)];
+                GradientReducer reducer(*comm, g, buckets, overlap);
+                reducer.begin(accumulated);
+                // Backward writes gradients in layout order and announces each parameter.
+                std::size_t begin = 0;
+                for (std::size_t end : ends) {
+                    for (std::size_t i = begin; i < end; ++i)
+                        g[i] = float(r + 1) * float(i);
+                    reducer.gradients_written(g.data() + end);
+                    begin = end;
+                }
+                reducer.finish();
+            });
+        }
+        for (auto& t : ranks)
+            t.join();
+        for (std::size_t i = 0; i < 4000; ++i) {
+            // mean over ranks of (r + 1) i (+ 0.5 accumulated on each) = 1.5 i (+ 0.5)
+            const float expected = 1.5f * float(i) + (accumulate ? 0.5f : 0.0f);
+            QCOMPARE(grads[0][i], expected);
+            QCOMPARE(grads[1][i], expected);
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(GradientReducerTest)
+#include "test_gradient_reducer.moc"
