@@ -25,13 +25,10 @@ const std::vector<Flag>& bench_allreduce_flags() {
              "CPU devices (threads), 1 to " + std::to_string(comm::allreduce_max_devices) +
                  " (default " + std::to_string(defaults.devices) + ")",
              what},
-            {"sizes", "S1,S2",
-             "buffer sizes in bytes, comma-separated, with an optional suffix K, M or G "
-             "(2^10, 2^20, 2^30; default 1M,4M,16M,64M)",
+            {"sizes", "S1,S2", "bytes per device, K/M/G = 2^10/2^20/2^30 (default 1M,4M,16M,64M)",
              what},
             {"iters", "N",
-             "timed iterations per size, after " +
-                 std::to_string(comm::allreduce_warmup_iterations) + " warm-up ones (default " +
+             "timed iterations per size, after the warm-up (default " +
                  std::to_string(defaults.iterations) + ")",
              what},
         });
@@ -108,8 +105,8 @@ std::string bench_allreduce_help() {
         "Measures ScaleLab's shared-memory all-reduce between CPU devices: --devices threads,\n"
         "each with its own float buffer of each --sizes size, summed in place. Per iteration\n"
         "every device refills its buffer, waits in a barrier and times its all-reduce; the\n"
-        "slowest device's time counts. After 5 warm-up iterations, --iters timed ones; the\n"
-        "median is reported with the nccl-tests bandwidths:\n"
+        "slowest device's time counts. After a warm-up (at least 5 iterations and 0.25 s),\n"
+        "--iters timed ones; the median is reported with the nccl-tests bandwidths:\n"
         "  algbw = bytes / time,  busbw = algbw * 2 (N - 1) / N   (GB/s, 1e9 bytes/s)\n"
         "as ../shared/anchors/torch_anchor.py allreduce measures PyTorch's gloo all-reduce.",
         bench_allreduce_flags(),

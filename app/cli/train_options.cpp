@@ -194,7 +194,8 @@ const std::vector<TrainFlag>& train_flags() {
                  options.spec.seed = *parsed;
                  return {};
              }},
-            int_flag("threads", "CPU threads, 0 for all cores", machine, &RunSpec::threads),
+            int_flag("threads", "CPU threads per device, 0 to share all cores among the devices",
+                     machine, &RunSpec::threads),
             double_flag("target-accuracy", "validation accuracy to stop at, 0 for none", stop,
                         &RunSpec::target_accuracy),
             int_flag("patience", "epochs in a row the target must hold", stop, &RunSpec::patience),

@@ -41,6 +41,9 @@ class Backend {
     virtual std::unique_ptr<LinearKernel> linear(const LinearConfig&, const TensorDesc& x) = 0;
     virtual std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormConfig&, const TensorDesc& x,
                                                         bool training) = 0;
+    // Training only: batch norm with statistics handed in (see SyncBatchNormKernel).
+    virtual std::unique_ptr<SyncBatchNormKernel> sync_batch_norm(const BatchNormConfig&,
+                                                                 const TensorDesc& x) = 0;
     virtual std::unique_ptr<ReluKernel> relu(const TensorDesc& x) = 0;
     virtual std::unique_ptr<PoolKernel> pool(const PoolConfig&, const TensorDesc& x) = 0;
     virtual std::unique_ptr<DropoutKernel> dropout(const TensorDesc& x) = 0;

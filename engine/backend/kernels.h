@@ -70,6 +70,41 @@ class BatchNormKernel {
     virtual Tensor backward(const Tensor& dy, const float* scale, float* dscale, float* dshift) = 0;
 };
 
+// Batch norm in training whose statistics come from outside the kernel: synchronised batch
+// norm (PyTorch's SyncBatchNorm), where they are those of the GLOBAL batch, every device's
+// samples together. The kernel never communicates: the layer runs its four phases in order and
+// combines the devices' numbers between them (an all-gather after local_moments, an all-reduce
+// after gradient_sums). Host arrays are per channel, c = 0 .. channels - 1; n is the global
+// count of values per channel (sum over devices of N * H * W).
+//   forward:  mean, var (biased) of the global batch;  xhat = (x - mean) / sqrt(var + eps)
+//             y = gamma xhat + beta  (then relu, when fused)
+//             running_mean = (1 - m) running_mean + m mean
+//             running_var  = (1 - m) running_var  + m var n / (n - 1)
+//   backward: dy is first masked where y == 0 when the ReLU is fused; then
+//             dgamma = sum_local(dy xhat), dbeta = sum_local(dy)   (this device's parameter
+//             gradients: DDP averages them as any other)
+//             dx = gamma / sqrt(var + eps) (dy - sum(dy) / n - xhat sum(dy xhat) / n)
+//             with sum(dy) and sum(dy xhat) over the GLOBAL batch.
+class SyncBatchNormKernel {
+  public:
+    virtual ~SyncBatchNormKernel() = default;
+    // This device's N * H * W: the count its moments are over.
+    virtual double local_count() const = 0;
+    // mean_var[c] = mean of x over (N, H, W), mean_var[channels + c] = its biased variance
+    // (2 * channels floats). x must stay unchanged until backward() ran.
+    virtual void local_moments(const Tensor& x, std::span<float> mean_var) = 0;
+    // Normalises the x of local_moments with the given (global) mean and biased variance and
+    // updates the running statistics with them (n: the global count).
+    virtual Tensor forward(const float* mean, const float* var, double n, const float* scale,
+                           const float* shift, float* running_mean, float* running_var) = 0;
+    // Writes this device's parameter gradients dscale = sum(dy xhat), dshift = sum(dy) and
+    // returns the same sums on the host: sums[c] = sum(dy), sums[channels + c] = sum(dy xhat).
+    virtual void gradient_sums(const Tensor& dy, float* dscale, float* dshift,
+                               std::span<float> sums) = 0;
+    // dx from the dy of gradient_sums and the global sums (same order) and count.
+    virtual Tensor backward(const float* scale, std::span<const float> global_sums, double n) = 0;
+};
+
 class ReluKernel {
   public:
     virtual ~ReluKernel() = default;

@@ -1,6 +1,7 @@
 #include "comm/allreduce_benchmark.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
@@ -41,11 +42,15 @@ double median(std::vector<double> values) {
 
 // Seconds per timed iteration, [rank][iteration], for one size.
 std::vector<std::vector<double>> time_ranks(int devices, std::size_t floats, int iterations) {
-    const int total = allreduce_warmup_iterations + iterations;
     std::vector<std::vector<double>> seconds(
         static_cast<std::size_t>(devices),
         std::vector<double>(static_cast<std::size_t>(iterations)));
     std::vector<std::unique_ptr<ThreadComm>> comms = make_thread_comms(devices);
+
+    // Set by rank 0 before the barrier of the first timed iteration; read by every rank after
+    // that barrier, so all ranks switch from warm-up to timing at the same iteration.
+    std::atomic<bool> warm{false};
+    const auto warmup_start = std::chrono::steady_clock::now();
 
     std::mutex failure_mutex;
     std::exception_ptr failure;
@@ -55,16 +60,23 @@ std::vector<std::vector<double>> time_ranks(int devices, std::size_t floats, int
             // Allocated and first touched by the rank's own thread, and kept for every
             // iteration, as a trainer keeps its gradient buffer.
             std::vector<float> buffer(floats);
-            for (int it = 0; it < total; ++it) {
+            int warmup_done = 0;
+            for (int timed = 0; timed < iterations;) {
                 std::fill(buffer.begin(), buffer.end(), 1.0f);
+                if (rank == 0 && warmup_done >= allreduce_warmup_iterations &&
+                    std::chrono::steady_clock::now() - warmup_start >=
+                        std::chrono::duration<double>(allreduce_min_warmup_seconds))
+                    warm.store(true, std::memory_order_relaxed);
                 comm.barrier();
+                const bool timing = warm.load(std::memory_order_relaxed);
                 const auto start = std::chrono::steady_clock::now();
                 comm.all_reduce(buffer, ReduceOp::Sum);
                 const auto stop = std::chrono::steady_clock::now();
-                if (it >= allreduce_warmup_iterations)
-                    seconds[static_cast<std::size_t>(rank)]
-                           [static_cast<std::size_t>(it - allreduce_warmup_iterations)] =
-                               std::chrono::duration<double>(stop - start).count();
+                if (timing)
+                    seconds[static_cast<std::size_t>(rank)][static_cast<std::size_t>(timed++)] =
+                        std::chrono::duration<double>(stop - start).count();
+                else
+                    ++warmup_done;
             }
         } catch (...) {
             {

@@ -18,13 +18,19 @@ struct AllReduceRow {
 
 constexpr int allreduce_max_devices = 16;
 constexpr int allreduce_warmup_iterations = 5;
+// Warm-up also lasts at least this long: on the project's virtual machines a thread woken from
+// a blocking wait takes ~0.1-0.4 ms more until the host has seen a few hundred quick wake-ups
+// (measured: 1 MB with 2 devices took 0.49 ms in the first iterations, 0.09 ms after ~0.1 s),
+// and a trainer, which all-reduces every step, runs in that steady state.
+constexpr double allreduce_min_warmup_seconds = 0.25;
 
 // Measures an in-place float sum all-reduce over `devices` threads, each with its own
 // ThreadComm and buffer, for each size in `sizes_bytes` (rounded down to whole floats), as
 // ../shared/anchors/torch_anchor.py allreduce measures gloo: per iteration every rank fills its
 // buffer with 1.0f, waits in a barrier, then times its all_reduce; an iteration's time is the
-// slowest rank's; 5 untimed warm-up iterations, then `iterations` timed ones, of which the
-// median is reported.
+// slowest rank's; untimed warm-up iterations (at least 5, and at least 0.25 s), then
+// `iterations` timed ones, of which the median is reported. (The anchor warms up for 5 iterations
+// only; gloo's millisecond-long all-reduces do not notice the wake-up cost.)
 // Throws scalelab::Error: InvalidSpec for devices outside 1..16, iterations < 1 or a size below
 // one float; OutOfMemory when the buffers do not fit.
 std::vector<AllReduceRow> run_allreduce_benchmark(int devices,

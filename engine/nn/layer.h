@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "comm/communicator.h"
 #include "optim/parameter_segment.h"
 
 namespace scalelab::nn {
@@ -38,7 +39,8 @@ struct Declarations {
     std::vector<StateBuffer*> buffers;
 };
 
-// What a layer needs besides its input: the device, the mode, and the step's dropout seed.
+// What a layer needs besides its input: the device, the mode, the step's dropout seed, and
+// in a data-parallel run the group that synchronised batch norm talks to.
 struct Context {
     Backend& backend;
     bool training = true;
@@ -53,6 +55,12 @@ struct Context {
         if (on_gradients_written)
             on_gradients_written(highest.grad + highest.size);
     }
+
+    // Synchronised batch norm in training: batch-norm layers take their statistics over the
+    // batches of every rank of this group (a group of its own: the gradient reducer's thread
+    // uses the main one during backward, and a communicator serves one thread at a time).
+    // Null: per-device statistics, as DDP's default.
+    comm::Communicator* sync_bn = nullptr;
 };
 
 // One layer of a model, behind one interface (as Caffe's layers). A layer asks its backend for

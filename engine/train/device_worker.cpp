@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "error.h"
 #include "nn/model_zoo.h"
 
 namespace scalelab {
@@ -29,12 +30,26 @@ std::vector<Bucket> buckets_for(const nn::Model& model, const RunSpec& spec) {
 
 constexpr int kTimeFields = 6;
 
+// The group synchronised batch norm uses: none with one device (its statistics are already
+// those of the global batch) or without sync_bn.
+comm::Communicator* sync_bn_group(const RunSpec& spec, const comm::Communicator& comm,
+                                  comm::Communicator* sync_bn) {
+    if (!spec.sync_bn || comm.size() == 1)
+        return nullptr;
+    if (sync_bn == nullptr || sync_bn == &comm || sync_bn->size() != comm.size() ||
+        sync_bn->rank() != comm.rank())
+        throw Error(ErrorKind::Internal,
+                    "sync_bn needs a second communicator group of the same ranks as the "
+                    "gradient all-reduce");
+    return sync_bn;
+}
+
 }  // namespace
 
 DeviceWorker::DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend,
-                           comm::Communicator& comm)
+                           comm::Communicator& comm, comm::Communicator* sync_bn)
     : comm_(comm),
-      replica_(spec, image, std::move(backend), comm.rank()),
+      replica_(spec, image, std::move(backend), comm.rank(), sync_bn_group(spec, comm, sync_bn)),
       reducer_(comm, replica_.model().grads(), buckets_for(replica_.model(), spec),
                spec.overlap && comm.size() > 1) {
     if (spec.accumulation > 1)

@@ -28,8 +28,12 @@ struct GlobalTotals {
 // the collectives inside them then match up).
 class DeviceWorker {
   public:
+    // sync_bn: this rank of a second group of the same ranks, for synchronised batch norm
+    // (spec.sync_bn with more than one device): its all-gathers and all-reduces run on this
+    // worker's thread during forward and backward, while the gradient reducer's thread uses
+    // `comm`, and a communicator serves one thread at a time. Ignored (may be null) otherwise.
     DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend,
-                 comm::Communicator& comm);
+                 comm::Communicator& comm, comm::Communicator* sync_bn = nullptr);
 
     // DDP's start: every replica takes rank 0's parameters and buffers.
     void broadcast_initial_state();

@@ -18,7 +18,8 @@ std::uint64_t dropout_seed(std::uint64_t seed, std::int64_t step, int rank) {
 
 }  // namespace
 
-Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank)
+Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank,
+                 comm::Communicator* sync_bn)
     : spec_(spec),
       image_(image),
       backend_(std::move(backend)),
@@ -26,7 +27,8 @@ Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> back
              spec.seed),
       optimizer_(optim::make_optimizer(spec, model_.segments())),
       input_(backend_->allocate(std::size_t(spec.batch) * image.per_sample())),
-      rank_(rank) {}
+      rank_(rank),
+      sync_bn_(sync_bn) {}
 
 Tensor Replica::upload(const data::Batch& batch) {
     const Shape shape{batch.size, image_.c, image_.h, image_.w};
@@ -42,7 +44,7 @@ SoftmaxCrossEntropyKernel& Replica::loss_for(const Tensor& logits) {
 
 StepResult Replica::forward(const data::Batch& batch, std::int64_t step) {
     dropout_seed_ = dropout_seed(spec_.seed, step, rank_);
-    const nn::Context ctx{*backend_, true, dropout_seed_, {}};
+    const nn::Context ctx{*backend_, true, dropout_seed_, {}, sync_bn_};
     // logits = model(x); loss = sum_i CE(logits_i, y_i).
     const Tensor logits = model_.forward(upload(batch), ctx);
     const LossResult r = loss_for(logits).forward(logits, batch.labels);
@@ -50,7 +52,7 @@ StepResult Replica::forward(const data::Batch& batch, std::int64_t step) {
 }
 
 void Replica::backward(float grad_scale, std::function<void(const float*)> on_written) {
-    const nn::Context ctx{*backend_, true, dropout_seed_, std::move(on_written)};
+    const nn::Context ctx{*backend_, true, dropout_seed_, std::move(on_written), sync_bn_};
     // d(loss_sum * grad_scale) / d logits, then through every layer down to the first.
     model_.backward(losses_.last().backward(grad_scale), ctx);
 }
@@ -60,7 +62,7 @@ void Replica::update(double lr) {
 }
 
 StepResult Replica::evaluate(const data::Batch& batch) {
-    const nn::Context ctx{*backend_, false, 0, {}};
+    const nn::Context ctx{*backend_, false, 0, {}, nullptr};
     const Tensor logits = model_.forward(upload(batch), ctx);
     const LossResult r = loss_for(logits).forward(logits, batch.labels);
     return StepResult{r.loss_sum, r.correct, batch.size};

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "backend/backend.h"
+#include "comm/communicator.h"
 #include "data/batch_loader.h"
 #include "nn/model.h"
 #include "optim/optimizer.h"
@@ -26,8 +27,11 @@ struct StepResult {
 class Replica {
   public:
     // image: the shape of one input sample (n is ignored). rank: this device's place in the
-    // data-parallel group (each device draws its own dropout masks).
-    Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank = 0);
+    // data-parallel group (each device draws its own dropout masks). sync_bn: the group whose
+    // global batch the batch-norm statistics of training are taken over (its own, not the
+    // gradient reducer's: see nn::Context); null for per-device statistics.
+    Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank = 0,
+            comm::Communicator* sync_bn = nullptr);
 
     // Training forward and loss of one (micro-)batch.
     StepResult forward(const data::Batch& batch, std::int64_t step);
@@ -55,6 +59,7 @@ class Replica {
     DeviceBuffer input_;
     nn::KernelCache<SoftmaxCrossEntropyKernel> losses_;
     int rank_;
+    comm::Communicator* sync_bn_;
     std::uint64_t dropout_seed_ = 0;  // of the last forward, for its backward
 };
 

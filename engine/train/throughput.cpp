@@ -53,6 +53,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     spec.batch = cfg.batch;
     spec.threads = cfg.threads;
     spec.devices = cfg.devices;
+    spec.sync_bn = cfg.sync_bn;
     if (auto problems = spec.validate(); !problems.empty())
         throw Error(ErrorKind::InvalidSpec, problems.front());
 
@@ -61,6 +62,9 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     const Shape image{1, cfg.channels, cfg.image_size, cfg.image_size};
 
     auto group = comm::ThreadGroup::create(cfg.devices);
+    // Synchronised batch norm's own group (see DeviceWorker), aborted together with `group`.
+    const auto sync_group =
+        spec.sync_bn && cfg.devices > 1 ? comm::ThreadGroup::create(cfg.devices) : nullptr;
     std::vector<double> rates;
     double flops_per_image = 0;
     std::mutex error_mutex;
@@ -70,8 +74,9 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
         devices.emplace_back([&, rank] {
             try {
                 auto comm = group->communicator(rank);
+                auto sync_bn = sync_group ? sync_group->communicator(rank) : nullptr;
                 DeviceWorker worker(spec, image, std::make_unique<cpu::CpuBackend>(cfg.threads),
-                                    *comm);
+                                    *comm, sync_bn.get());
                 worker.broadcast_initial_state();
                 // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
                 // windows, each between two barriers so that it covers every device's steps.
@@ -106,6 +111,8 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                         error = std::current_exception();
                 }
                 group->abort("device " + std::to_string(rank) + " failed");
+                if (sync_group)
+                    sync_group->abort("device " + std::to_string(rank) + " failed");
             }
         });
     }

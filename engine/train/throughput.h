@@ -19,6 +19,7 @@ struct ThroughputConfig {
     int warmup_steps = 5;
     int windows = 5;
     int images_per_window = 4096;  // steps per window: max(8, ceil(images / batch))
+    bool sync_bn = false;          // batch-norm statistics over the global batch (RunSpec's)
 };
 
 struct ThroughputResult {

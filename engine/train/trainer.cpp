@@ -94,6 +94,10 @@ RunEnd Trainer::train() {
                                 " cores: devices share cores, so throughput cannot scale");
 
     auto group = comm::ThreadGroup::create(devices);
+    // Synchronised batch norm communicates on the worker threads while the gradient reducer's
+    // threads use `group`: it gets a group of its own (same ranks), aborted together with it.
+    const auto sync_group =
+        spec_.sync_bn && devices > 1 ? comm::ThreadGroup::create(devices) : nullptr;
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;
@@ -102,7 +106,8 @@ RunEnd Trainer::train() {
         workers.emplace_back([&, rank] {
             try {
                 auto comm = group->communicator(rank);
-                ends[std::size_t(rank)] = run_device(rank, *comm, info);
+                auto sync_bn = sync_group ? sync_group->communicator(rank) : nullptr;
+                ends[std::size_t(rank)] = run_device(rank, *comm, sync_bn.get(), info);
             } catch (const comm::Aborted&) {
                 // Released because another device failed or the run was cancelled.
             } catch (const std::exception& e) {
@@ -112,7 +117,11 @@ RunEnd Trainer::train() {
                         failure = RunEnd{RunStatus::Failed,
                                          "device " + std::to_string(rank) + ": " + e.what(), 0, 0};
                 }
-                group->abort("device " + std::to_string(rank) + " failed: " + e.what());
+                const std::string reason =
+                    "device " + std::to_string(rank) + " failed: " + e.what();
+                group->abort(reason);
+                if (sync_group)
+                    sync_group->abort(reason);
             }
         });
     }
@@ -131,12 +140,13 @@ RunEnd Trainer::train() {
     return ends[0];
 }
 
-RunEnd Trainer::run_device(int rank, comm::Communicator& comm, const RunInfo& info) {
+RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicator* sync_bn,
+                           const RunInfo& info) {
     const auto& train = data_.train;
     const int devices = spec_.devices;
     const Shape image{1, train.channels, train.height, train.width};
     DeviceWorker worker(spec_, image, std::make_unique<cpu::CpuBackend>(info.threads_per_device),
-                        comm);
+                        comm, sync_bn);
     worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);
@@ -159,11 +169,15 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, const RunInfo& in
         double epoch_seconds = 0;
         for (int s = 0; s < info.steps_per_epoch; ++s) {
             if (cancelled_.load(std::memory_order_relaxed)) {
+                // Both groups: another rank may already wait in a sync-BN collective.
                 comm.abort("cancelled");
+                if (sync_bn)
+                    sync_bn->abort("cancelled");
                 return RunEnd{RunStatus::Cancelled, "cancelled at step " + std::to_string(step),
                               step, epoch};
             }
-            if (step_hook_) step_hook_(rank, step + 1);
+            if (step_hook_)
+                step_hook_(rank, step + 1);
             const auto start = Clock::now();
             const double lr = schedule.lr(step);
             ++step;

@@ -41,7 +41,9 @@ class Trainer {
 
   private:
     RunEnd train();
-    RunEnd run_device(int rank, comm::Communicator& comm, const RunInfo& info);
+    // sync_bn: this rank of the synchronised batch norm's group, or null (see DeviceWorker).
+    RunEnd run_device(int rank, comm::Communicator& comm, comm::Communicator* sync_bn,
+                      const RunInfo& info);
 
     RunSpec spec_;
     const data::TrainTest& data_;

@@ -55,6 +55,10 @@ std::unique_ptr<BatchNormKernel> CpuBackend::batch_norm(const BatchNormConfig& c
                                                         const TensorDesc& x, bool training) {
     return make_batch_norm(ctx_, cfg, x, training);
 }
+std::unique_ptr<SyncBatchNormKernel> CpuBackend::sync_batch_norm(const BatchNormConfig& cfg,
+                                                                 const TensorDesc& x) {
+    return make_sync_batch_norm(ctx_, cfg, x);
+}
 std::unique_ptr<ReluKernel> CpuBackend::relu(const TensorDesc& x) {
     return make_relu(ctx_, x);
 }

@@ -22,6 +22,8 @@ class CpuBackend final : public Backend {
     std::unique_ptr<LinearKernel> linear(const LinearConfig&, const TensorDesc& x) override;
     std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormConfig&, const TensorDesc& x,
                                                 bool training) override;
+    std::unique_ptr<SyncBatchNormKernel> sync_batch_norm(const BatchNormConfig&,
+                                                         const TensorDesc& x) override;
     std::unique_ptr<ReluKernel> relu(const TensorDesc& x) override;
     std::unique_ptr<PoolKernel> pool(const PoolConfig&, const TensorDesc& x) override;
     std::unique_ptr<DropoutKernel> dropout(const TensorDesc& x) override;

@@ -15,6 +15,9 @@ std::unique_ptr<LinearKernel> make_linear(const DnnlContext&, const LinearConfig
                                           const TensorDesc& x);
 std::unique_ptr<BatchNormKernel> make_batch_norm(const DnnlContext&, const BatchNormConfig&,
                                                  const TensorDesc& x, bool training);
+std::unique_ptr<SyncBatchNormKernel> make_sync_batch_norm(const DnnlContext&,
+                                                          const BatchNormConfig&,
+                                                          const TensorDesc& x);
 std::unique_ptr<ReluKernel> make_relu(const DnnlContext&, const TensorDesc& x);
 std::unique_ptr<PoolKernel> make_pool(const DnnlContext&, const PoolConfig&, const TensorDesc& x);
 std::unique_ptr<DropoutKernel> make_dropout(const DnnlContext&, const TensorDesc& x);

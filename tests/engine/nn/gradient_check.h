@@ -50,11 +50,13 @@ class GradientCheck {
     }
 
     std::vector<float>& input() { return x_; }
+    // Training passes run with this as nn::Context::sync_bn (synchronised batch norm).
+    void set_sync_bn(comm::Communicator* group) { sync_bn_ = group; }
     nn::Model& model() { return *model_; }
 
     // The layer's output, flattened to (n, features) in NCHW order.
     std::vector<float> output(bool training) {
-        const nn::Context ctx{backend_, training, 42, {}};
+        const nn::Context ctx{backend_, training, 42, {}, sync_bn_};
         const Tensor y = root_->forward(Tensor{TensorDesc{input_, nullptr}, x_.data()}, ctx);
         return std::vector<float>(y.data, y.data + r_.size());
     }
@@ -70,7 +72,7 @@ class GradientCheck {
     // Analytic gradients: returns dL/dx; dL/dparams are left in model().grads().
     std::vector<float> analytic() {
         loss(true);
-        const nn::Context ctx{backend_, true, 42, {}};
+        const nn::Context ctx{backend_, true, 42, {}, sync_bn_};
         const Tensor dx = root_->backward(
             Tensor{TensorDesc{root_->output_shape(input_), nullptr}, r_.data()}, ctx, true);
         return std::vector<float>(dx.data, dx.data + input_.numel());
@@ -124,6 +126,7 @@ class GradientCheck {
     nn::Sequential* root_ = nullptr;
     std::unique_ptr<nn::Model> model_;
     std::vector<float> x_, r_;
+    comm::Communicator* sync_bn_ = nullptr;
 };
 
 }  // namespace scalelab::testing

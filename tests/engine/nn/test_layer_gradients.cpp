@@ -2,7 +2,10 @@
 // inference-mode forward passes against their formulas.
 
 #include <QtTest>
+#include <random>
 
+#include "comm/thread_comm.h"
+#include "error.h"
 #include "gradient_check.h"
 #include "nn/batch_norm.h"
 #include "nn/conv2d.h"
@@ -79,6 +82,147 @@ class LayerGradients : public QObject {
             .emplace<nn::BatchNorm>(
                 "bn", 16, relu ? nn::BatchNorm::Activation::Relu : nn::BatchNorm::Activation::None);
         expect_gradients_match(std::move(s), Shape{4, 3, 6, 6}, 40);
+    }
+
+    void sync_batch_norm_data() {
+        QTest::addColumn<bool>("relu");
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<bool>("behind_conv");
+        QTest::newRow("plain nchw") << false << 3 << false;
+        QTest::newRow("plain nchw + relu") << true << 3 << false;
+        QTest::newRow("16 channels (blocked)") << false << 16 << true;
+        QTest::newRow("16 channels (blocked) + relu") << true << 16 << true;
+        QTest::newRow("24 channels (padded block) + relu") << true << 24 << true;
+        QTest::newRow("8 channels") << false << 8 << true;
+    }
+    void sync_batch_norm() {
+        // Synchronised batch norm over a group of one rank is batch norm: its own kernel (the
+        // moments, the oneDNN normalisation with given statistics, the gradient sums and the
+        // dx correction) must give what the ordinary kernel gives, in every layout the models
+        // hand it, and pass the finite-difference check.
+        QFETCH(bool, relu);
+        QFETCH(int, channels);
+        QFETCH(bool, behind_conv);
+        const Shape in{4, 3, 6, 6};
+        auto layer = [&] {
+            auto s = seq("conv-bn");
+            if (behind_conv)
+                s->emplace<nn::Conv2d>("conv", Conv2dConfig{3, channels, 3, 1, 1, false});
+            s->emplace<nn::BatchNorm>(
+                "bn", channels,
+                relu ? nn::BatchNorm::Activation::Relu : nn::BatchNorm::Activation::None);
+            return s;
+        };
+        auto group = comm::ThreadGroup::create(1);
+        auto one_rank = group->communicator(0);
+        GradientCheck synced(layer(), in), plain(layer(), in);
+        synced.set_sync_bn(one_rank.get());
+
+        auto close = [](std::span<const float> a, std::span<const float> b, const char* what) {
+            QCOMPARE(a.size(), b.size());
+            double worst = 0;
+            for (std::size_t i = 0; i < a.size(); ++i)
+                worst = std::max(
+                    worst, std::abs(double(a[i]) - b[i]) / std::max(1.0, std::abs(double(b[i]))));
+            QVERIFY2(worst < 1e-5, qPrintable(QString("%1: %2").arg(what).arg(worst)));
+        };
+        const auto y_synced = synced.output(true), y_plain = plain.output(true);
+        close(y_synced, y_plain, "output");
+        const auto dx_synced = synced.analytic(), dx_plain = plain.analytic();
+        close(dx_synced, dx_plain, "input gradient");
+        close(synced.model().grads(), plain.model().grads(), "parameter gradients");
+        close(synced.model().state(), plain.model().state(), "running statistics");
+
+        const auto err = synced.check(40, 1e-3, kTolerance);
+        QVERIFY2(err.worst < kTolerance, err.where.c_str());
+        QVERIFY(err.checked > 0);
+    }
+
+    void sync_batch_norm_kernel_on_nChw8c_data() {
+        QTest::addColumn<bool>("relu");
+        QTest::newRow("plain") << false;
+        QTest::newRow("fused relu") << true;
+    }
+    void sync_batch_norm_kernel_on_nChw8c() {
+        // The convolutions of this CPU may never pick nChw8c, so that layout is built by hand:
+        // 12 channels in blocks of 8, the last block padded with 4 zero channels. The sync
+        // kernel's phases, run with its own local statistics and sums (a group of one), must
+        // give the ordinary kernel's output, gradients and running statistics, and keep the
+        // padding of dx zero.
+        QFETCH(bool, relu);
+        using dnnl::memory;
+        const Shape shape{3, 12, 5, 5};
+        const auto md =
+            memory::desc(cpu::dims_of(shape), memory::data_type::f32, memory::format_tag::nChw8c);
+        const TensorDesc desc{shape, std::make_shared<cpu::DnnlLayout>(md)};
+        const std::size_t physical = md.get_size() / sizeof(float);
+        QCOMPARE(physical, std::size_t(3 * 16 * 25));
+        std::mt19937 rng(11);
+        std::uniform_real_distribution<float> u(-2.0f, 3.0f);
+        std::vector<float> x(physical, 0.0f), dy(physical, 0.0f);
+        for (std::size_t i = 0; i < physical; ++i)
+            if (int(i / 8 / 25 % 2) * 8 + int(i % 8) < shape.c) {  // a real channel
+                x[i] = u(rng);
+                dy[i] = u(rng);
+            }
+        const BatchNormConfig cfg{shape.c, relu, 1e-5f, 0.1f};
+        std::vector<float> scale(12), shift(12);
+        for (int c = 0; c < 12; ++c) {
+            scale[std::size_t(c)] = 0.5f + 0.1f * float(c);
+            shift[std::size_t(c)] = 0.2f - 0.05f * float(c);
+        }
+        cpu::CpuBackend backend(1);
+
+        std::vector<float> rm_a(12, 0.0f), rv_a(12, 1.0f), ds_a(12), dh_a(12);
+        auto normal = backend.batch_norm(cfg, desc, true);
+        const Tensor ya = normal->forward(Tensor{desc, x.data()}, scale.data(), shift.data(),
+                                          rm_a.data(), rv_a.data());
+        const std::vector<float> y_a(ya.data, ya.data + physical);
+        const Tensor dxa =
+            normal->backward(Tensor{desc, dy.data()}, scale.data(), ds_a.data(), dh_a.data());
+        const std::vector<float> dx_a(dxa.data, dxa.data + physical);
+
+        std::vector<float> rm_b(12, 0.0f), rv_b(12, 1.0f), ds_b(12), dh_b(12), moments(24),
+            sums(24);
+        auto synced = backend.sync_batch_norm(cfg, desc);
+        QCOMPARE(synced->local_count(), 75.0);
+        synced->local_moments(Tensor{desc, x.data()}, moments);
+        const Tensor yb = synced->forward(moments.data(), moments.data() + 12, 75.0, scale.data(),
+                                          shift.data(), rm_b.data(), rv_b.data());
+        synced->gradient_sums(Tensor{desc, dy.data()}, ds_b.data(), dh_b.data(), sums);
+        const Tensor dxb = synced->backward(scale.data(), sums, 75.0);
+
+        auto close = [](std::span<const float> a, std::span<const float> b, const char* what) {
+            double worst = 0;
+            for (std::size_t i = 0; i < a.size(); ++i)
+                worst = std::max(
+                    worst, std::abs(double(a[i]) - b[i]) / std::max(1.0, std::abs(double(b[i]))));
+            QVERIFY2(worst < 1e-5, qPrintable(QString("%1: %2").arg(what).arg(worst)));
+        };
+        close({yb.data, physical}, y_a, "output");
+        close({dxb.data, physical}, dx_a, "input gradient");
+        close(ds_b, ds_a, "scale gradient");
+        close(dh_b, dh_a, "shift gradient");
+        close(rm_b, rm_a, "running mean");
+        close(rv_b, rv_a, "running variance");
+        for (std::size_t i = 0; i < physical; ++i)
+            if (int(i / 8 / 25 % 2) * 8 + int(i % 8) >= shape.c)
+                QCOMPARE(dxb.data[i], 0.0f);
+    }
+
+    void sync_batch_norm_names_a_layout_it_does_not_handle() {
+        const Shape shape{2, 4, 3, 3};
+        const auto nhwc = dnnl::memory::desc(cpu::dims_of(shape), dnnl::memory::data_type::f32,
+                                             dnnl::memory::format_tag::nhwc);
+        cpu::CpuBackend backend(1);
+        try {
+            backend.sync_batch_norm(BatchNormConfig{4, false, 1e-5f, 0.1f},
+                                    TensorDesc{shape, std::make_shared<cpu::DnnlLayout>(nhwc)});
+            QFAIL("no error for nhwc");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Internal);
+            QVERIFY2(QString(e.what()).contains("strides 36,1,12,4"), e.what());
+        }
     }
 
     void relu() { expect_gradients_match(std::make_unique<nn::Relu>("relu"), Shape{2, 4, 5, 5}); }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Measures ScaleLab against the PyTorch anchor (../shared/anchors/torch_anchor.py) back to back,
+# same model, batch and thread count, and prints one line per case with the ratio. The machine
+# must be otherwise idle: compare ratios taken in one sitting, never absolute figures.
+#
+#   scripts/compare_with_pytorch.sh tput        # training images/s, cnn and resnet8, batch 32/128/512, 1-2 threads
+#   scripts/compare_with_pytorch.sh ddp         # 2 devices vs 1 (one core each) against DDP over gloo
+#   scripts/compare_with_pytorch.sh allreduce   # bench allreduce --devices 2 against gloo
+#   scripts/compare_with_pytorch.sh accuracy    # time to 0.89 test accuracy, cnn, batch 128, 2 threads
+#   scripts/compare_with_pytorch.sh breakdown   # how well the per-device step-time breakdown adds up
+#
+# Needs: apt-get install -y python3-torch libopenblas0-openmp (the anchor's set-up).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cli=${SCALELAB_CLI:-build/release/app/scalelab-cli}
+anchor=${ANCHOR:-../shared/anchors/torch_anchor.py}
+field() { python3 -c "import json,sys; print(json.loads(sys.stdin.readlines()[-1])['$1'])"; }
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
+
+case "${1:-tput}" in
+tput)
+    for model in cnn resnet8; do for batch in 32 128 512; do for threads in 1 2; do
+        torch=$("$anchor" tput --model $model --batch $batch --threads $threads | field ips_med)
+        ours=$("$cli" bench train --model $model --batch $batch --threads $threads --json | field images_per_s)
+        printf '%-8s batch %4d threads %d  pytorch %8.1f  scalelab %8.1f img/s  ratio %s\n' \
+            $model $batch $threads "$torch" "$ours" "$(ratio "$ours" "$torch")"
+    done; done; done
+    "$cli" bench sgemm --threads 1,2
+    ;;
+ddp)
+    for batch in 64 256; do
+        torch=$("$anchor" ddp --model cnn --batch $batch --world 2)
+        one=$("$cli" bench train --model cnn --batch $batch --threads 1 --devices 1 --json | field images_per_s)
+        two=$("$cli" bench train --model cnn --batch $batch --threads 1 --devices 2 --json | field images_per_s)
+        printf 'cnn batch %d per device: scalelab 1 device %.1f, 2 devices %.1f img/s, efficiency %s; pytorch DDP efficiency %s\n' \
+            $batch "$one" "$two" "$(python3 -c "print(f'{$two / (2 * $one):.3f}')")" \
+            "$(echo "$torch" | field efficiency)"
+    done
+    ;;
+allreduce)
+    "$cli" bench allreduce --devices 2 --sizes 1M,4M,16M,64M
+    "$anchor" allreduce --world 2 --sizes-mb 1 4 16 64
+    ;;
+accuracy)
+    "$anchor" acc --model cnn --batch 128 --threads 2 --epochs 2
+    "$cli" train --model cnn --batch 128 --threads 2 --epochs 2 --target-accuracy 0.89
+    ;;
+breakdown)
+    out=$(mktemp --suffix .jsonl)
+    "$cli" train --model cnn --devices 2 --threads 1 --batch 64 --epochs 1 --metrics-out "$out" >/dev/null
+    python3 - "$out" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l]
+parts = ("data", "forward", "backward", "exposed_comm", "wait", "optimizer")
+for rank in range(len(rows[0]["devices"])):
+    ratios = [sum(r["devices"][rank][p] for p in parts) / r["seconds"] for r in rows[5:]]
+    mean = sum(ratios) / len(ratios)
+    print(f"rank {rank}: parts / step time = {mean:.4f} (mean over {len(ratios)} steps), "
+          f"worst {min(ratios):.4f}")
+PY
+    rm -f "$out"
+    ;;
+*)
+    echo "usage: $0 tput|ddp|allreduce|accuracy|breakdown" >&2
+    exit 2
+    ;;
+esac
