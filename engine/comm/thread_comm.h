@@ -41,8 +41,10 @@ class ThreadComm;
 // within one collective's compute time.
 class ThreadGroup : public std::enable_shared_from_this<ThreadGroup> {
   public:
-    // 1 <= size; throws std::invalid_argument otherwise.
-    static std::shared_ptr<ThreadGroup> create(int size);
+    // 1 <= size; throws std::invalid_argument otherwise. spin: every rank has a core of its
+    // own, so a rank that arrives early at a barrier may poll briefly (a few tens of
+    // microseconds) before it blocks; never set it when ranks may outnumber cores.
+    static std::shared_ptr<ThreadGroup> create(int size, bool spin = false);
 
     int size() const { return size_; }
 
@@ -56,7 +58,7 @@ class ThreadGroup : public std::enable_shared_from_this<ThreadGroup> {
     void abort(const std::string& reason);
     bool aborted() const { return aborted_flag_.load(std::memory_order_acquire); }
 
-    explicit ThreadGroup(int size);  // use create(): communicator() needs a shared_ptr
+    ThreadGroup(int size, bool spin);  // use create(): communicator() needs a shared_ptr
 
   private:
     friend class ThreadComm;
@@ -83,15 +85,17 @@ class ThreadGroup : public std::enable_shared_from_this<ThreadGroup> {
     [[noreturn]] void throw_aborted();  // Aborted(reason_)
 
     const int size_;
+    const bool spin_;
     std::vector<Slot> slots_;
 
     std::mutex mutex_;
     std::condition_variable all_arrived_;
-    int arrived_ = 0;                        // ranks in the current barrier generation
-    std::uint64_t generation_ = 0;           // completed barriers
-    bool mismatch_ = false;                  // the group ended on a mismatched collective
-    std::string reason_;                     // the first abort's reason (or the mismatch)
-    std::atomic<bool> aborted_flag_{false};  // set once, after reason_, under mutex_
+    int arrived_ = 0;                          // ranks in the current barrier generation
+    std::uint64_t generation_ = 0;             // completed barriers
+    std::atomic<std::uint64_t> completed_{0};  // generation_, for polling without the mutex
+    bool mismatch_ = false;                    // the group ended on a mismatched collective
+    std::string reason_;                       // the first abort's reason (or the mismatch)
+    std::atomic<bool> aborted_flag_{false};    // set once, after reason_, under mutex_
 };
 
 // One rank of a ThreadGroup. See ThreadGroup for how the collectives run and abort; here, what

@@ -61,10 +61,12 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     const auto batches = prepared_batches(cfg, std::min(steps, 8) * cfg.devices);
     const Shape image{1, cfg.channels, cfg.image_size, cfg.image_size};
 
-    auto group = comm::ThreadGroup::create(cfg.devices);
+    // Barriers may poll briefly only when every device thread has cores of its own.
+    const bool spin = cfg.devices * cfg.threads <= cpu::available_cores();
+    auto group = comm::ThreadGroup::create(cfg.devices, spin);
     // Synchronised batch norm's own group (see DeviceWorker), aborted together with `group`.
     const auto sync_group =
-        spec.sync_bn && cfg.devices > 1 ? comm::ThreadGroup::create(cfg.devices) : nullptr;
+        spec.sync_bn && cfg.devices > 1 ? comm::ThreadGroup::create(cfg.devices, spin) : nullptr;
     std::vector<double> rates;
     double flops_per_image = 0;
     std::mutex error_mutex;

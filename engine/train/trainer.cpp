@@ -93,11 +93,13 @@ RunEnd Trainer::train() {
                                 std::to_string(info.cores) +
                                 " cores: devices share cores, so throughput cannot scale");
 
-    auto group = comm::ThreadGroup::create(devices);
+    // Barriers may poll briefly only when every device thread has cores of its own.
+    const bool spin = info.warnings.empty();
+    auto group = comm::ThreadGroup::create(devices, spin);
     // Synchronised batch norm communicates on the worker threads while the gradient reducer's
     // threads use `group`: it gets a group of its own (same ranks), aborted together with it.
     const auto sync_group =
-        spec_.sync_bn && devices > 1 ? comm::ThreadGroup::create(devices) : nullptr;
+        spec_.sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr;
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;
@@ -156,8 +158,11 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
     const int samples_per_epoch = int(sampler.per_rank());
     const int step_samples = spec_.batch * spec_.accumulation;
     const optim::LrSchedule schedule(spec_, info.steps_per_epoch);
-    if (rank == 0)
-        sink_.on_start(info);
+    if (rank == 0) {
+        RunInfo start = info;
+        start.parameters = worker.replica().model().parameter_count();
+        sink_.on_start(start);
+    }
 
     std::int64_t step = 0;
     int epochs_at_target = 0;
