@@ -9,8 +9,10 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "enum_names.h"
 #include "error.h"
 
 namespace scalelab {
@@ -73,15 +75,21 @@ QJsonValue to_json(double v) {
 QJsonValue to_json(bool v) {
     return v;
 }
-QJsonValue to_json(ScheduleKind v) {
-    return QString::fromUtf8(to_string(v));
-}
-QJsonValue to_json(WarmupUnit v) {
-    return QString::fromUtf8(to_string(v));
+// Every enum as its name ("cosine", "per-epoch").
+template <typename Enum>
+requires std::is_enum_v<Enum> QJsonValue to_json(Enum v) {
+    const std::string_view name = to_string(v);
+    return QString::fromUtf8(name.data(), qsizetype(name.size()));
 }
 QJsonValue to_json(const std::vector<int>& v) {
     QJsonArray array;
     for (int x : v)
+        array.append(x);
+    return array;
+}
+QJsonValue to_json(const std::vector<double>& v) {
+    QJsonArray array;
+    for (double x : v)
         array.append(x);
     return array;
 }
@@ -154,29 +162,30 @@ std::string from_json(const char* key, const QJsonValue& value, std::vector<int>
     return {};
 }
 
-template <typename Enum>
-std::string read_enum(const char* key, const QJsonValue& value, Enum& out,
-                      std::optional<Enum> (*parse)(std::string_view),
-                      std::initializer_list<Enum> choices) {
-    const auto parsed = value.isString() ? parse(value.toString().toStdString()) : std::nullopt;
-    if (!parsed) {
-        std::vector<std::string> names;
-        for (Enum choice : choices)
-            names.emplace_back('"' + std::string(to_string(choice)) + '"');
-        return wrong(key, "one of " + join(names, ", "), value);
+std::string from_json(const char* key, const QJsonValue& value, std::vector<double>& out) {
+    constexpr const char* expected = "an array of numbers (e.g. [0.85, 0.9])";
+    if (!value.isArray())
+        return wrong(key, expected, value);
+    std::vector<double> parsed;
+    for (const QJsonValue& item : value.toArray()) {
+        if (!item.isDouble())
+            return wrong(key, expected, item);
+        parsed.push_back(item.toDouble());
     }
-    out = *parsed;
+    out = std::move(parsed);
     return {};
 }
 
-std::string from_json(const char* key, const QJsonValue& value, ScheduleKind& out) {
-    return read_enum(key, value, out, parse_schedule,
-                     {ScheduleKind::Constant, ScheduleKind::Step, ScheduleKind::MultiStep,
-                      ScheduleKind::Cosine});
-}
-
-std::string from_json(const char* key, const QJsonValue& value, WarmupUnit& out) {
-    return read_enum(key, value, out, parse_warmup_unit, {WarmupUnit::Epochs, WarmupUnit::Steps});
+// Every enum from its name; anything else is a problem listing the names.
+template <typename Enum>
+requires std::is_enum_v<Enum> std::string from_json(const char* key, const QJsonValue& value,
+                                                    Enum& out) {
+    const auto parsed =
+        value.isString() ? parse_enum<Enum>(value.toString().toStdString()) : std::nullopt;
+    if (!parsed)
+        return wrong(key, "one of " + enum_choices<Enum>(", ", "\""), value);
+    out = *parsed;
+    return {};
 }
 
 // One entry per RunSpec field, so that writing, reading and the list of keys cannot disagree.
@@ -213,18 +222,35 @@ const std::vector<Field>& fields() {
         field("first_bucket_mb", &RunSpec::first_bucket_mb),
         field("overlap", &RunSpec::overlap),
         field("sync_bn", &RunSpec::sync_bn),
+        field("zero_init_residual", &RunSpec::zero_init_residual),
+        field("ghost_batch", &RunSpec::ghost_batch),
+        field("noise_scale_beta", &RunSpec::noise_scale_beta),
+        field("targets", &RunSpec::targets),
+        field("optimizer", &RunSpec::optimizer),
         field("lr", &RunSpec::lr),
+        field("lr_scaling", &RunSpec::lr_scaling),
+        field("reference_batch", &RunSpec::reference_batch),
         field("momentum", &RunSpec::momentum),
         field("nesterov", &RunSpec::nesterov),
         field("weight_decay", &RunSpec::weight_decay),
         field("decay_norm_and_bias", &RunSpec::decay_norm_and_bias),
         field("label_smoothing", &RunSpec::label_smoothing),
+        field("beta1", &RunSpec::beta1),
+        field("beta2", &RunSpec::beta2),
+        field("eps", &RunSpec::eps),
+        field("trust_coefficient", &RunSpec::trust_coefficient),
+        field("larc", &RunSpec::larc),
+        field("trust_clamp", &RunSpec::trust_clamp),
+        field("grad_averaging", &RunSpec::grad_averaging),
+        field("adapt_norm_and_bias", &RunSpec::adapt_norm_and_bias),
         field("schedule", &RunSpec::schedule),
         field("gamma", &RunSpec::gamma),
         field("step_epochs", &RunSpec::step_epochs),
         field("milestones", &RunSpec::milestones),
         field("min_lr", &RunSpec::min_lr),
+        field("poly_power", &RunSpec::poly_power),
         field("warmup", &RunSpec::warmup),
+        field("warmup_length", &RunSpec::warmup_length),
         field("warmup_unit", &RunSpec::warmup_unit),
         field("warmup_start_factor", &RunSpec::warmup_start_factor),
         field("seed", &RunSpec::seed),

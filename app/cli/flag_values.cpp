@@ -45,6 +45,17 @@ std::optional<std::vector<int>> parse_int_list(const std::string& text) {
     return values;
 }
 
+std::optional<std::vector<double>> parse_double_list(const std::string& text) {
+    std::vector<double> values;
+    for (const std::string& item : split_list(text)) {
+        const auto value = parse_double(item);
+        if (!value)
+            return std::nullopt;
+        values.push_back(*value);
+    }
+    return values;
+}
+
 std::string number_text(double value) {
     char buffer[32];
     const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);

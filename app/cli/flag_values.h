@@ -16,6 +16,9 @@ std::optional<double> parse_double(const std::string& text);  // finite only
 // "30,60" -> {30, 60}; "" -> {}.
 std::optional<std::vector<int>> parse_int_list(const std::string& text);
 
+// "0.85,0.9" -> {0.85, 0.9}; "" -> {}. Finite numbers only.
+std::optional<std::vector<double>> parse_double_list(const std::string& text);
+
 // The shortest text that reads back as `value` ("0.05", "1e-05"), for help texts.
 std::string number_text(double value);
 

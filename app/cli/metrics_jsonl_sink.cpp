@@ -11,6 +11,24 @@
 
 namespace scalelab::cli {
 
+namespace {
+
+// {"target":0.85,"seconds":12.3,"step":400,"epoch":3,"images":51200} for each target.
+std::vector<JsonLine> reached_objects(const std::vector<TargetReached>& reached) {
+    std::vector<JsonLine> objects;
+    objects.reserve(reached.size());
+    for (const TargetReached& t : reached)
+        objects.push_back(JsonLine()
+                              .add("target", t.target)
+                              .add("seconds", t.seconds)
+                              .add("step", t.step)
+                              .add("epoch", t.epoch)
+                              .add("images", t.images));
+    return objects;
+}
+
+}  // namespace
+
 MetricsJsonlSink::MetricsJsonlSink(const std::string& path)
     : path_(path), file_(std::fopen(path.c_str(), "w")) {
     if (!file_)
@@ -55,6 +73,7 @@ void MetricsJsonlSink::on_step(const StepMetrics& m) {
                   .add("lr", m.lr)
                   .add("images_per_s", m.images_per_s)
                   .add("seconds", m.seconds)
+                  .add("noise_scale", m.noise_scale)  // null while not yet known
                   .add("devices", devices)
                   .str());
 }
@@ -74,6 +93,7 @@ void MetricsJsonlSink::on_epoch(const EpochMetrics& m) {
                   .add("val_accuracy", m.val_accuracy)
                   .add("epoch_seconds", m.epoch_seconds)
                   .add("steady_images_per_s", m.steady_images_per_s)
+                  .add("reached", reached_objects(m.reached))
                   .str());
     std::fflush(file_.get());
 }
@@ -85,6 +105,7 @@ void MetricsJsonlSink::on_end(const RunEnd& end) {
                   .add("message", end.message)
                   .add("step", end.step)
                   .add("epoch", end.epoch)
+                  .add("targets", reached_objects(end.targets))
                   .str());
     if (std::fflush(file_.get()) != 0 || std::ferror(file_.get()))
         spdlog::error("writing metrics to {} failed: {}", path_, std::strerror(errno));

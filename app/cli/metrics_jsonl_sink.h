@@ -12,12 +12,14 @@ namespace scalelab::cli {
 //   {"type":"start","devices","threads_per_device","cores","global_batch","steps_per_epoch",
 //    "parameters","warnings":[...]}
 //   {"type":"step","step","epoch","loss","accuracy","lr","images_per_s","seconds",
+//    "noise_scale" (null while unknown),
 //    "devices":[{"rank","data","forward","backward","exposed_comm","wait","optimizer"}, ...]}
 //    (the devices' times in seconds, one object per device in rank order)
-//   {"type":"epoch", the same keys as a step but "seconds" and "devices" ("loss" and "accuracy"
-//    of the training epoch, "lr" at its end), "train_loss","train_accuracy","val_loss",
-//    "val_accuracy","epoch_seconds","steady_images_per_s"}
-//   {"type":"end","status","message","step","epoch"}
+//   {"type":"epoch", the same keys as a step but "seconds", "devices" and "noise_scale" ("loss"
+//    and "accuracy" of the training epoch, "lr" at its end), "train_loss","train_accuracy",
+//    "val_loss","val_accuracy","epoch_seconds","steady_images_per_s",
+//    "reached":[{"target","seconds","step","epoch","images"}, ...]}
+//   {"type":"end","status","message","step","epoch","targets":[ the same objects ]}
 // Rows go through stdio's buffer, so a step costs a formatted copy, not a system call; the file
 // is flushed at each epoch and at the end, so a reader following the file sees whole epochs.
 class MetricsJsonlSink : public MetricsSink {

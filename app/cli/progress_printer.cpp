@@ -34,17 +34,38 @@ std::string plural(long long n, const char* word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
+// "sgd, lr 0.05", or with a scaling rule "lars, lr 0.05 x linear(512/256) = 0.1".
+std::string optimiser_text(const RunSpec& spec) {
+    std::string text = fmt::format("{}, lr {}", to_string(spec.optimizer), spec.lr);
+    if (spec.lr_scaling != LrScaling::None) {
+        const long long global_batch =
+            static_cast<long long>(spec.devices) * spec.batch * spec.accumulation;
+        text += fmt::format(" x {}({}/{}) = {:.6g}", to_string(spec.lr_scaling), global_batch,
+                            spec.reference_batch, effective_lr(spec));
+    }
+    return text;
+}
+
+// "0.85 at 12.3 s, step 400"
+std::string reached_text(const TargetReached& t) {
+    return fmt::format("{} at {:.1f} s, step {}", t.target, t.seconds, t.step);
+}
+
 }  // namespace
 
-ProgressPrinter::ProgressPrinter(std::FILE* out, int epochs, bool draw_bar)
-    : out_(out), epochs_(epochs), draw_bar_(draw_bar) {}
+ProgressPrinter::ProgressPrinter(std::FILE* out, const RunSpec& spec, bool draw_bar)
+    : out_(out),
+      epochs_(spec.epochs),
+      optimiser_text_(optimiser_text(spec)),
+      targets_(spec.targets),
+      draw_bar_(draw_bar) {}
 
 void ProgressPrinter::on_start(const RunInfo& info) {
     std::lock_guard lock(mutex_);
-    fmt::print(out_, "{} x {} each ({}), global batch {}, {} per epoch, {} parameters\n",
+    fmt::print(out_, "{} x {} each ({}), global batch {}, {} per epoch, {} parameters; {}\n",
                plural(info.devices, "device"), plural(info.threads_per_device, "thread"),
                plural(info.cores, "core"), info.global_batch, plural(info.steps_per_epoch, "step"),
-               grouped(info.parameters));
+               grouped(info.parameters), optimiser_text_);
     std::fflush(out_);
     for (const std::string& warning : info.warnings)
         spdlog::warn("{}", warning);
@@ -120,11 +141,14 @@ std::string ProgressPrinter::breakdown_text() const {
 void ProgressPrinter::on_epoch(const EpochMetrics& m) {
     std::lock_guard lock(mutex_);
     clear_bar();
+    std::string reached;
+    for (const TargetReached& t : m.reached)
+        reached += "  reached " + reached_text(t);
     fmt::print(out_,
                "epoch {}/{}  train loss {:.4f} acc {:.4f}  val loss {:.4f} acc {:.4f}  "
-               "{:.1f} s  {:.0f} img/s{}\n",
+               "{:.1f} s  {:.0f} img/s{}{}\n",
                m.epoch, epochs_, m.train_loss, m.train_accuracy, m.val_loss, m.val_accuracy,
-               m.epoch_seconds, m.images_per_s, breakdown_text());
+               m.epoch_seconds, m.images_per_s, reached, breakdown_text());
     std::fflush(out_);
     epoch_times_ = {};
     epoch_device_steps_ = 0;
@@ -134,8 +158,15 @@ void ProgressPrinter::on_epoch(const EpochMetrics& m) {
 void ProgressPrinter::on_end(const RunEnd& end) {
     std::lock_guard lock(mutex_);
     clear_bar();
-    fmt::print(out_, "{} at epoch {}, step {}{}{}\n", to_string(end.status), end.epoch, end.step,
-               end.message.empty() ? "" : ": ", end.message);
+    std::string reached;
+    for (const TargetReached& t : end.targets)
+        reached += "; reached " + reached_text(t);
+    for (double target : targets_)
+        if (std::none_of(end.targets.begin(), end.targets.end(),
+                         [target](const TargetReached& t) { return t.target == target; }))
+            reached += fmt::format("; {} not reached", target);
+    fmt::print(out_, "{} at epoch {}, step {}{}{}{}\n", to_string(end.status), end.epoch, end.step,
+               end.message.empty() ? "" : ": ", end.message, reached);
     std::fflush(out_);
 }
 

@@ -5,20 +5,23 @@
 #include <cstdio>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "train/metrics.h"
+#include "train/run_spec.h"
 
 namespace scalelab::cli {
 
 // What a person watching `scalelab-cli train` sees: a line describing the run (devices, threads,
-// cores, global batch, steps, parameters; its warnings go to the log); on a terminal, one
-// progress line redrawn in place (epoch, step/steps, loss, images/s, ETA) at most ten times a
-// second; always one summary line per epoch (with, for more than one device, where a device's
-// step time went, in milliseconds per step averaged over the epoch's steps and the devices) and
-// a final line with the status and message.
+// cores, global batch, steps, parameters, the optimiser and the effective learning rate with its
+// scaling rule; its warnings go to the log); on a terminal, one progress line redrawn in place
+// (epoch, step/steps, loss, images/s, ETA) at most ten times a second; always one summary line
+// per epoch (with the accuracy targets first reached at it and, for more than one device, where a
+// device's step time went, in milliseconds per step averaged over the epoch's steps and the
+// devices) and a final line with the status, the message and every target reached.
 class ProgressPrinter : public MetricsSink {
   public:
-    ProgressPrinter(std::FILE* out, int epochs, bool draw_bar);
+    ProgressPrinter(std::FILE* out, const RunSpec& spec, bool draw_bar);
 
     void on_start(const RunInfo&) override;
     void on_step(const StepMetrics&) override;
@@ -34,6 +37,8 @@ class ProgressPrinter : public MetricsSink {
 
     std::FILE* out_;
     int epochs_;
+    std::string optimiser_text_;   // "lars, lr 0.05 x linear(512/256) = 0.1"
+    std::vector<double> targets_;  // the accuracies whose time to reach the run records
     bool draw_bar_;
 
     std::mutex mutex_;  // the trainer may report from more than one worker thread

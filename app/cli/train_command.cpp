@@ -102,7 +102,7 @@ int run_train_command(const std::vector<std::string>& args) {
         return report_error(error, help_command);
     }
 
-    ProgressPrinter printer(stdout, spec.epochs, isatty(fileno(stdout)) == 1);
+    ProgressPrinter printer(stdout, spec, isatty(fileno(stdout)) == 1);
     std::vector<MetricsSink*> sinks{&printer};
     if (metrics_file)
         sinks.push_back(&*metrics_file);

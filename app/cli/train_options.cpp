@@ -2,13 +2,17 @@
 
 #include <QFile>
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <sstream>
 
 #include "cli/flag_parser.h"
 #include "cli/flag_values.h"
 #include "cli/log_setup.h"
 #include "data/load.h"
+#include "enum_names.h"
 #include "error.h"
 #include "run_spec_json.h"
 
@@ -31,30 +35,83 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
     return out;
 }
 
+std::string targets_text(const std::vector<double>& targets) {
+    std::string out;
+    for (double t : targets)
+        out += (out.empty() ? "" : ",") + number_text(t);
+    return out.empty() ? "none" : out;
+}
+
 std::string expects(const std::string& name, const std::string& what, const std::string& got) {
     return "--" + name + " expects " + what + ", got '" + got + "'";
 }
 
-TrainFlag int_flag(std::string name, std::string help, std::string section, int RunSpec::*field) {
+// The values a numeric flag accepts. The default accepts every number: most ranges are left to
+// RunSpec::validate(); the large-batch flags check theirs here, so that the message names the
+// flag.
+struct Bounds {
+    double low = -std::numeric_limits<double>::infinity();
+    double high = std::numeric_limits<double>::infinity();
+    bool low_open = false, high_open = false;
+
+    bool contains(double v) const {
+        return (low_open ? v > low : v >= low) && (high_open ? v < high : v <= high);
+    }
+    // " in [0, 1)", " of at least 1", "" when unbounded.
+    std::string text() const {
+        const bool has_low = std::isfinite(low), has_high = std::isfinite(high);
+        if (has_low && has_high)
+            return std::string(" in ") + (low_open ? "(" : "[") + number_text(low) + ", " +
+                   number_text(high) + (high_open ? ")" : "]");
+        if (has_low)
+            return (low_open ? " above " : " of at least ") + number_text(low);
+        if (has_high)
+            return (high_open ? " below " : " of at most ") + number_text(high);
+        return {};
+    }
+};
+
+const Bounds unbounded, at_least_0{0, std::numeric_limits<double>::infinity()},
+    at_least_1{1, std::numeric_limits<double>::infinity()}, fraction{0, 1, false, true},
+    open_fraction{0, 1, true, true}, above_0_to_1{0, 1, true, false};
+
+TrainFlag int_flag(std::string name, std::string help, std::string section, int RunSpec::*field,
+                   Bounds bounds = unbounded) {
     help += " (default " + std::to_string(RunSpec{}.*field) + ")";
     return {{name, "N", help, section},
-            [name, field](const std::string& value, TrainOptions& options) -> std::string {
+            [name, field, bounds](const std::string& value, TrainOptions& options) -> std::string {
                 const auto parsed = parse_int(value);
-                if (!parsed)
-                    return expects(name, "a whole number", value);
+                if (!parsed || !bounds.contains(*parsed))
+                    return expects(name, "a whole number" + bounds.text(), value);
                 options.spec.*field = *parsed;
                 return {};
             }};
 }
 
 TrainFlag double_flag(std::string name, std::string help, std::string section,
-                      double RunSpec::*field) {
+                      double RunSpec::*field, Bounds bounds = unbounded) {
     help += " (default " + number_text(RunSpec{}.*field) + ")";
     return {{name, "X", help, section},
-            [name, field](const std::string& value, TrainOptions& options) -> std::string {
+            [name, field, bounds](const std::string& value, TrainOptions& options) -> std::string {
                 const auto parsed = parse_double(value);
+                if (!parsed || !bounds.contains(*parsed))
+                    return expects(name, "a number" + bounds.text(), value);
+                options.spec.*field = *parsed;
+                return {};
+            }};
+}
+
+// --name a|b|c for any RunSpec enum: the choices come from EnumValues, the help shows them and
+// the default, and a value that is not one of them is a problem listing them.
+template <typename Enum>
+TrainFlag enum_flag(std::string name, std::string help, std::string section, Enum RunSpec::*field) {
+    const std::string choices = enum_choices<Enum>("|");
+    help = choices + ": " + help + " (default " + std::string(to_string(RunSpec{}.*field)) + ")";
+    return {{name, "NAME", help, section},
+            [name, choices, field](const std::string& value, TrainOptions& options) -> std::string {
+                const auto parsed = parse_enum<Enum>(value);
                 if (!parsed)
-                    return expects(name, "a number", value);
+                    return expects(name, "one of " + choices, value);
                 options.spec.*field = *parsed;
                 return {};
             }};
@@ -79,12 +136,12 @@ TrainFlag switch_flag(std::string name, std::string help, std::string section, b
 }
 
 TrainFlag warmup_flag(std::string name, std::string help, WarmupUnit unit) {
-    return {{name, unit == WarmupUnit::Epochs ? "X" : "N", help, "Learning-rate schedule"},
+    return {{name, unit == WarmupUnit::Epochs ? "X" : "N", help, "Warm-up"},
             [name, unit](const std::string& value, TrainOptions& options) -> std::string {
                 const auto parsed = parse_double(value);
                 if (!parsed)
                     return expects(name, "a number", value);
-                options.spec.warmup = *parsed;
+                options.spec.warmup_length = *parsed;
                 options.spec.warmup_unit = unit;
                 return {};
             }};
@@ -94,10 +151,11 @@ const std::vector<TrainFlag>& train_flags() {
     static const std::vector<TrainFlag> flags = [] {
         const RunSpec defaults;
         const std::string model = "Model", data = "Data", length = "Length and batch",
-                          parallel = "Data parallelism (DDP)", optimiser = "Optimiser (SGD)",
-                          schedule = "Learning-rate schedule",
-                          machine = "Reproducibility and machine", stop = "Early stop",
-                          io = "Input and output";
+                          parallel = "Data parallelism (DDP)", batch_norm = "Batch norm",
+                          optimiser = "Optimiser", adaptive = "LARS, LAMB, NovoGrad and AdamW",
+                          schedule = "Learning-rate schedule", warmup = "Warm-up",
+                          measure = "Measurements", machine = "Reproducibility and machine",
+                          stop = "Early stop", io = "Input and output";
         return std::vector<TrainFlag>{
             string_flag("model", "NAME",
                         join(model_names(), "|") + " (default " + defaults.model + ")", model,
@@ -117,8 +175,10 @@ const std::vector<TrainFlag>& train_flags() {
                      &RunSpec::synthetic_channels),
             int_flag("synthetic-size", "synthetic image side, a multiple of 4", data,
                      &RunSpec::synthetic_size),
-            switch_flag("augment", "random crop (padding 4) and horizontal flip", data,
-                        &RunSpec::augment, true),
+            enum_flag(
+                "augment",
+                "seeded per device and epoch; crop-flip: CIFAR-10's; assessment: the course's set",
+                data, &RunSpec::augment),
             int_flag("epochs", "epochs to train", length, &RunSpec::epochs),
             int_flag("batch", "images per step (per micro-batch) on each device", length,
                      &RunSpec::batch),
@@ -146,27 +206,51 @@ const std::vector<TrainFlag>& train_flags() {
                         "all-reduce after backward, not during it (to see the difference)",
                         parallel, &RunSpec::overlap, false),
             switch_flag("sync-bn", "batch-norm statistics over the global batch, not per device",
-                        parallel, &RunSpec::sync_bn, true),
-            double_flag("lr", "learning rate", optimiser, &RunSpec::lr),
+                        batch_norm, &RunSpec::sync_bn, true),
+            switch_flag("zero-init-residual",
+                        "gamma 0 for the last batch norm of each residual block (identity blocks "
+                        "at step 0)",
+                        batch_norm, &RunSpec::zero_init_residual, true),
+            int_flag("ghost-batch",
+                     "ghost batch norm: statistics over virtual batches of N images, N dividing "
+                     "--batch; 0 for off",
+                     batch_norm, &RunSpec::ghost_batch, at_least_0),
+            enum_flag("optimizer", "the optimiser", optimiser, &RunSpec::optimizer),
+            double_flag("lr", "base learning rate, before --lr-scaling", optimiser, &RunSpec::lr),
+            enum_flag("lr-scaling",
+                      "effective lr = lr x rule(global batch / reference batch): 1, k or sqrt(k)",
+                      optimiser, &RunSpec::lr_scaling),
+            int_flag("reference-batch", "the global batch --lr is meant for", optimiser,
+                     &RunSpec::reference_batch, at_least_1),
             double_flag("momentum", "momentum, in [0, 1)", optimiser, &RunSpec::momentum),
             switch_flag("nesterov", "Nesterov momentum", optimiser, &RunSpec::nesterov, true),
-            double_flag("weight-decay", "L2 weight decay", optimiser, &RunSpec::weight_decay),
+            double_flag("weight-decay", "L2 weight decay (decoupled for AdamW and NovoGrad)",
+                        optimiser, &RunSpec::weight_decay),
             switch_flag("no-decay-norm-bias", "no weight decay on batch-norm and bias parameters",
                         optimiser, &RunSpec::decay_norm_and_bias, false),
             double_flag("label-smoothing", "label smoothing, in [0, 1)", optimiser,
                         &RunSpec::label_smoothing),
-            {{"schedule", "NAME",
-              "constant|step|multistep|cosine (default " +
-                  std::string(to_string(defaults.schedule)) + ")",
-              schedule},
-             [](const std::string& value, TrainOptions& options) -> std::string {
-                 const auto parsed = parse_schedule(value);
-                 if (!parsed)
-                     return expects("schedule", "constant|step|multistep|cosine", value);
-                 options.spec.schedule = *parsed;
-                 return {};
-             }},
-            double_flag("gamma", "decay factor of step and multistep", schedule, &RunSpec::gamma),
+            double_flag("beta1", "first-moment decay (LAMB, NovoGrad, AdamW), in [0, 1)", adaptive,
+                        &RunSpec::beta1, fraction),
+            double_flag("beta2", "second-moment decay, in [0, 1)", adaptive, &RunSpec::beta2,
+                        fraction),
+            double_flag("eps", "added to the denominator, in (0, 1)", adaptive, &RunSpec::eps,
+                        open_fraction),
+            double_flag("trust-coefficient", "LARS eta, in (0, 1]", adaptive,
+                        &RunSpec::trust_coefficient, above_0_to_1),
+            switch_flag("larc", "LARS: clip the local lr to the global one (LARC)", adaptive,
+                        &RunSpec::larc, true),
+            double_flag("trust-clamp", "LAMB: clamp the trust ratio to [0, X], 0 for no clamp",
+                        adaptive, &RunSpec::trust_clamp, at_least_0),
+            switch_flag("grad-averaging", "NovoGrad: the first moment averages (1 - beta1) x g",
+                        adaptive, &RunSpec::grad_averaging, true),
+            switch_flag("adapt-norm-bias",
+                        "layer-wise adaptation (LARS, LAMB, NovoGrad) also for batch-norm and "
+                        "bias tensors",
+                        adaptive, &RunSpec::adapt_norm_and_bias, true),
+            enum_flag("schedule", "the lr schedule", schedule, &RunSpec::schedule),
+            double_flag("gamma", "decay factor of step, multistep and exp (per epoch)", schedule,
+                        &RunSpec::gamma),
             int_flag("step-epochs", "step: decay every N epochs", schedule, &RunSpec::step_epochs),
             {{"milestones", "E1,E2", "multistep: decay at these epochs, e.g. 30,60", schedule},
              [](const std::string& value, TrainOptions& options) -> std::string {
@@ -178,11 +262,30 @@ const std::vector<TrainFlag>& train_flags() {
              }},
             double_flag("min-lr", "cosine: the learning rate it anneals to", schedule,
                         &RunSpec::min_lr),
-            warmup_flag("warmup-epochs", "linear warm-up over X epochs (default 0: none)",
+            double_flag("poly-power", "poly: lr x (1 - t/T)^X, X in (0, 10]", schedule,
+                        &RunSpec::poly_power, Bounds{0, 10, true, false}),
+            enum_flag("warmup", "ramp per step, ramp per epoch, or start factor then a jump",
+                      warmup, &RunSpec::warmup),
+            warmup_flag("warmup-epochs", "warm-up over X epochs (default 0: none)",
                         WarmupUnit::Epochs),
-            warmup_flag("warmup-steps", "linear warm-up over N steps instead", WarmupUnit::Steps),
-            double_flag("warmup-start-factor", "warm-up starts at lr times this", schedule,
+            warmup_flag("warmup-steps", "warm-up over N steps instead", WarmupUnit::Steps),
+            double_flag("warmup-start-factor", "warm-up starts at lr times this", warmup,
                         &RunSpec::warmup_start_factor),
+            {{"targets", "A1,A2",
+              "validation accuracies in (0, 1] whose time to reach is recorded (default " +
+                  targets_text(defaults.targets) + ")",
+              measure},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 const auto parsed = parse_double_list(value);
+                 if (!parsed || !std::all_of(parsed->begin(), parsed->end(),
+                                             [](double t) { return t > 0 && t <= 1; }))
+                     return expects("targets", "accuracies in (0, 1] like 0.85,0.9", value);
+                 options.spec.targets = *parsed;
+                 return {};
+             }},
+            double_flag("noise-scale-beta",
+                        "decay of the gradient noise scale's moving averages, in [0, 1)", measure,
+                        &RunSpec::noise_scale_beta, fraction),
             {{"seed", "N",
               "seed of initialisation, shuffling and augmentation (default " +
                   std::to_string(defaults.seed) + ")",
@@ -317,6 +420,8 @@ std::string train_help() {
         "Examples:\n"
         "  scalelab-cli train --model cnn --epochs 2 --batch 128 --lr 0.05\n"
         "  scalelab-cli train --devices 2 --global-batch 256 --sync-bn\n"
+        "  scalelab-cli train --devices 4 --batch 128 --lr 0.1 --lr-scaling linear \\\n"
+        "      --warmup gradual --warmup-epochs 2 --optimizer lars\n"
         "  scalelab-cli train --dataset synthetic --model mlp --metrics-out run.jsonl\n"
         "  scalelab-cli train --config run.json --epochs 5\n"
         "\n"

@@ -9,10 +9,6 @@
 
 namespace scalelab::data {
 
-namespace {
-constexpr int kPad = 4;  // crop padding, as in the usual CIFAR recipe
-}
-
 int batch_count(std::size_t samples, int batch, bool drop_last) {
     const std::size_t b = std::size_t(batch);
     return int(drop_last ? samples / b : (samples + b - 1) / b);
@@ -40,6 +36,8 @@ BatchLoader::BatchLoader(const Dataset& data, const Normalization& norm, LoaderC
     }
     // A lookup table per channel: 256 entries replace a subtract and divide per pixel.
     lut_.resize(channels * 256);
+    mean_.resize(channels);
+    stddev_.resize(channels);
     for (std::size_t c = 0; c < channels; ++c) {
         const double sd = norm.stddev[c];
         if (!(sd > 0.0) || !std::isfinite(sd) || !std::isfinite(norm.mean[c])) {
@@ -51,7 +49,10 @@ BatchLoader::BatchLoader(const Dataset& data, const Normalization& norm, LoaderC
         for (int v = 0; v < 256; ++v) {
             lut_[c * 256 + std::size_t(v)] = float((v / 255.0 - double(norm.mean[c])) / sd);
         }
+        mean_[c] = double(norm.mean[c]);
+        stddev_[c] = sd;
     }
+    pixels_.resize(data.image_size());
 
     slots_.resize(std::size_t(config.prefetch) + 1);
     for (Batch& b : slots_) {
@@ -143,13 +144,25 @@ void BatchLoader::produce() {
 }
 
 void BatchLoader::fill(Batch& out, const std::vector<std::uint32_t>& indices, std::size_t first,
-                       int count, int epoch) const {
+                       int count, int epoch) {
     const int channels = data_.channels, height = data_.height, width = data_.width;
     const std::size_t image = data_.image_size();
+    const std::size_t plane = std::size_t(height) * std::size_t(width);
     // Within the reserved capacity: resize never reallocates here.
     out.size = count;
     out.images.resize(std::size_t(count) * image);
     out.labels.resize(std::size_t(count));
+
+    // Normalises pixel values 0..255 through the lookup table.
+    auto normalise = [&](const std::uint8_t* pixels, float* dst) {
+        for (int c = 0; c < channels; ++c) {
+            const float* lut = lut_.data() + std::size_t(c) * 256;
+            const std::size_t at = std::size_t(c) * plane;
+            for (std::size_t p = 0; p < plane; ++p) {
+                dst[at + p] = lut[pixels[at + p]];
+            }
+        }
+    };
 
     for (int j = 0; j < count; ++j) {
         const std::uint32_t index = indices[first + std::size_t(j)];
@@ -157,41 +170,34 @@ void BatchLoader::fill(Batch& out, const std::vector<std::uint32_t>& indices, st
         float* dst = out.images.data() + std::size_t(j) * image;
         out.labels[std::size_t(j)] = data_.labels[index];
 
-        if (!config_.augment) {
-            for (int c = 0; c < channels; ++c) {
-                const float* lut = lut_.data() + std::size_t(c) * 256;
-                const std::size_t plane = std::size_t(height) * width;
-                for (std::size_t p = 0; p < plane; ++p) {
-                    dst[c * plane + p] = lut[src[c * plane + p]];
-                }
-            }
+        if (config_.augment == AugmentMode::None) {
+            normalise(src, dst);
             continue;
         }
-
-        // Crop offset (dx, dy) in [-kPad, kPad]: output pixel (y, x) reads input (y + dy, x + dx),
-        // or the padding value 0 outside the image; the flip mirrors x before the crop offset,
-        // which equals cropping first and flipping the crop.
-        SplitMix64 rng(derive_seed(config_.seed, std::uint64_t(std::int64_t(epoch)), index));
-        const int dx = int(rng.range(-kPad, kPad));
-        const int dy = int(rng.range(-kPad, kPad));
-        const bool flip = (rng.next() >> 63) != 0;
-        for (int c = 0; c < channels; ++c) {
-            const float* lut = lut_.data() + std::size_t(c) * 256;
-            const std::uint8_t* plane = src + std::size_t(c) * height * width;
-            for (int y = 0; y < height; ++y) {
-                const int sy = y + dy;
-                float* row = dst + (std::size_t(c) * height + y) * width;
-                if (sy < 0 || sy >= height) {
-                    for (int x = 0; x < width; ++x) {
-                        row[x] = lut[0];
+        SplitMix64 rng(augment_seed(config_.seed, config_.rank, epoch, index));
+        switch (config_.augment) {
+            case AugmentMode::None:
+                break;
+            case AugmentMode::Flip:
+            case AugmentMode::CropFlip: {
+                const CropFlip t =
+                    config_.augment == AugmentMode::Flip ? draw_flip(rng) : draw_crop_flip(rng);
+                apply_crop_flip(src, pixels_.data(), channels, height, width, t);
+                normalise(pixels_.data(), dst);
+                break;
+            }
+            case AugmentMode::Assessment: {
+                // Pixel values in [0, 255] straight into the batch, then normalised in place.
+                apply_assessment(src, dst, channels, height, width, draw_assessment(rng));
+                for (int c = 0; c < channels; ++c) {
+                    float* p = dst + std::size_t(c) * plane;
+                    const double mean = mean_[std::size_t(c)];
+                    const double sd = stddev_[std::size_t(c)];
+                    for (std::size_t k = 0; k < plane; ++k) {
+                        p[k] = float((double(p[k]) / 255.0 - mean) / sd);
                     }
-                    continue;
                 }
-                const std::uint8_t* in = plane + std::size_t(sy) * width;
-                for (int x = 0; x < width; ++x) {
-                    const int sx = (flip ? width - 1 - x : x) + dx;
-                    row[x] = (sx < 0 || sx >= width) ? lut[0] : lut[in[sx]];
-                }
+                break;
             }
         }
     }

@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "data/augment.h"
 #include "data/dataset.h"
 
 namespace scalelab::data {
@@ -22,11 +23,12 @@ struct Batch {
 struct LoaderConfig {
     int batch = 128;         // images per batch (>= 1)
     bool drop_last = false;  // drop a last batch smaller than `batch`
-    // Random crop with zero padding 4 (in pixel space, before normalisation, as torchvision's
-    // RandomCrop(padding=4) before Normalize) and a horizontal flip with probability 1/2.
-    bool augment = false;
+    // The transforms of data/augment.h, in pixel space before normalisation (as torchvision's
+    // transforms before Normalize). None for evaluation.
+    AugmentMode augment = AugmentMode::None;
     int prefetch = 2;  // batches prepared ahead of the consumer (>= 1)
     std::uint64_t seed = 0;
+    int rank = 0;  // the device this loader feeds: part of the augmentation's seed
 };
 
 // How many batches `samples` samples make.
@@ -39,10 +41,13 @@ int batch_count(std::size_t samples, int batch, bool drop_last);
 // (no allocation per batch: glibc would hand big freed blocks back to the system and fault
 // them in again every step). The consumer holds one slot, the producer fills the others.
 //
-// Augmentation is deterministic: sample i of the dataset in epoch e gets its crop and flip from
-// the stream (seed, e, i). Keying on the dataset index (not the position in the batch) makes
-// N devices, each with its share of an epoch, augment exactly as one device does, provided
-// they share the seed.
+// Augmentation is deterministic: sample i of the dataset in epoch e on device `rank` gets its
+// transform from the stream (seed, rank, e, i) (augment_seed). Keying on the dataset index (not
+// the position in the batch) makes it independent of the order and the batching; keying on the
+// rank makes each device augment differently, as the issue asks (seeded per device and epoch).
+// So the same seed and device count give the same bytes, but N devices no longer augment
+// exactly as one device does: an augmented run on N devices equals one on 1 device with batch
+// N*b only in distribution. Without augmentation that equality still holds (up to rounding).
 //
 // Threading: one consumer thread calls start_epoch/next/batches_per_epoch; the Dataset must
 // outlive the loader and not change while it runs.
@@ -72,12 +77,15 @@ class BatchLoader {
 
   private:
     void produce();
+    // Runs on the producer thread only, the one user of pixels_.
     void fill(Batch& out, const std::vector<std::uint32_t>& indices, std::size_t first, int count,
-              int epoch) const;
+              int epoch);
 
     const Dataset& data_;
     const LoaderConfig config_;
-    std::vector<float> lut_;    // [channel][pixel value 0..255] -> normalised value
+    std::vector<float> lut_;             // [channel][pixel value 0..255] -> normalised value
+    std::vector<double> mean_, stddev_;  // per channel, for non-integer pixel values
+    std::vector<std::uint8_t> pixels_;   // one image: the scratch of crop and flip
     std::vector<Batch> slots_;  // prefetch + 1 buffers; batch k of an epoch lives in k % size
 
     mutable std::mutex mutex_;

@@ -2,14 +2,22 @@
 
 #include <algorithm>
 
+#include "error.h"
+
 namespace scalelab::nn {
 
 BatchNorm::BatchNorm(std::string name, int channels, Activation activation)
-    : name_(std::move(name)) {
+    : BatchNorm(std::move(name), channels,
+                BatchNormOptions{.fused_relu = activation == Activation::Relu}) {}
+
+BatchNorm::BatchNorm(std::string name, int channels, const BatchNormOptions& options)
+    : name_(std::move(name)), ghost_batch_(options.ghost_batch) {
+    if (options.ghost_batch < 0)
+        throw Error(ErrorKind::InvalidSpec, name_ + ": ghost_batch must be 0 (off) or positive");
     cfg_.channels = channels;
-    cfg_.fused_relu = activation == Activation::Relu;
+    cfg_.fused_relu = options.fused_relu;
     const auto c = std::size_t(channels);
-    scale_ = Parameter{name_ + ".weight", optim::ParamRole::NormScale, c, 0, 1.0f};
+    scale_ = Parameter{name_ + ".weight", optim::ParamRole::NormScale, c, 0, options.initial_scale};
     shift_ = Parameter{name_ + ".bias", optim::ParamRole::NormShift, c, 0, 0.0f};
     running_mean_ = StateBuffer{name_ + ".running_mean", c, 0.0f};
     running_var_ = StateBuffer{name_ + ".running_var", c, 1.0f};
@@ -17,7 +25,8 @@ BatchNorm::BatchNorm(std::string name, int channels, Activation activation)
 
 std::string BatchNorm::name() const {
     return name_ + ": batch norm " + std::to_string(cfg_.channels) +
-           (cfg_.fused_relu ? " + relu" : "");
+           (cfg_.fused_relu ? " + relu" : "") +
+           (ghost_batch_ > 0 ? ", ghost batch " + std::to_string(ghost_batch_) : "");
 }
 
 void BatchNorm::declare(Declarations& out) {
@@ -28,9 +37,16 @@ void BatchNorm::declare(Declarations& out) {
 }
 
 Tensor BatchNorm::forward(const Tensor& x, const Context& ctx) {
+    if (ghost_batch_ > 0 && ctx.sync_bn != nullptr)
+        throw Error(ErrorKind::InvalidSpec,
+                    "ghost_batch and sync_bn cannot be combined: choose one (" + name_ + ")");
     synced_over_ = ctx.training ? ctx.sync_bn : nullptr;
     if (synced_over_)
         return forward_synchronised(x, ctx);
+    const int n = x.shape().n;
+    ghosted_ = ctx.training && ghost_batch_ > 0 && n > ghost_batch_ && n % ghost_batch_ == 0;
+    if (ghosted_)
+        return forward_ghost(x, ctx);
     auto& cache = ctx.training ? training_kernels_ : eval_kernels_;
     auto& k =
         cache.get(x.shape(), [&] { return ctx.backend.batch_norm(cfg_, x.desc, ctx.training); });
@@ -43,6 +59,8 @@ Tensor BatchNorm::backward(const Tensor& dy, const Context& ctx, bool want_dx) {
         ctx.gradients_written(scale_);
         return dx;
     }
+    if (ghosted_)
+        return backward_ghost(dy, ctx, want_dx);
     const Tensor dx = training_kernels_.last().backward(dy, scale_.value, scale_.grad, shift_.grad);
     ctx.gradients_written(scale_);  // declared first, so laid out after the shift
     return dx;
@@ -109,6 +127,98 @@ Tensor BatchNorm::backward_synchronised(const Tensor& dy, bool want_dx) {
         return Tensor{};
     synced_over_->all_reduce(sums_, comm::ReduceOp::Sum);
     return k.backward(scale_.value, sums_, global_count_);
+}
+
+// Ghost batch norm (Hoffer et al. 2017), training with a per-device batch of n = k g samples:
+// the batch is cut into k virtual batches of g consecutive samples, and each is normalised
+// with its own mean and variance, exactly as k separate batch norms sharing gamma and beta:
+//   y[slice i]  = BN_i(x[slice i])
+//   dx[slice i] = BN_i'(dy[slice i])             (each slice's dx uses its own statistics)
+//   dgamma = sum_i dgamma_i, dbeta = sum_i dbeta_i
+// The running statistics are updated once per slice, in slice order (as the common PyTorch
+// ghost-BN modules do: F.batch_norm per chunk on the same buffers), so one step moves them by
+// 1 - (1 - momentum)^k rather than momentum. A batch that does not split evenly (n <= g, or
+// n not a multiple of g: the last, partial batch of an epoch) takes the ordinary path, with
+// statistics over all its n samples. Evaluation is unchanged.
+//
+// Layers see layouts as opaque (layer.h), so the layer cannot cut a slice out of a blocked
+// tensor itself: the input goes through the backend's reorder to plain NCHW, where the batch
+// is the outermost dimension and slice i is the contiguous range [i g, (i + 1) g) x C x H x W,
+// and the output goes back to x's layout (the neighbours see the layout they always see).
+// Where x is already plain the reorders are no-ops. Each slice's y and dx are copied into the
+// full-size buffers through the host (the Backend interface has no device-to-device copy; on
+// the CPU these are memcpys).
+Tensor BatchNorm::forward_ghost(const Tensor& x, const Context& ctx) {
+    const Shape full = x.shape();
+    const int k = full.n / ghost_batch_;
+    const Shape slice{ghost_batch_, full.c, full.h, full.w};
+    const std::size_t slice_floats = slice.numel();
+    auto& plan = ghost_plans_.get(full, [&] {
+        auto p = std::make_unique<GhostPlan>();
+        p->input = ctx.backend.to_plain(x.desc);
+        p->output = ctx.backend.to_plain(x.desc);
+        const TensorDesc slice_desc{slice, nullptr};
+        for (int i = 0; i < k; ++i)
+            p->slices.push_back(ctx.backend.batch_norm(cfg_, slice_desc, true));
+        p->y = ctx.backend.allocate(full.numel());
+        p->dx = ctx.backend.allocate(full.numel());
+        p->dscale = ctx.backend.allocate(std::size_t(cfg_.channels));
+        p->dshift = ctx.backend.allocate(std::size_t(cfg_.channels));
+        p->staging.resize(slice_floats);
+        p->scale_sum.resize(std::size_t(cfg_.channels));
+        p->shift_sum.resize(std::size_t(cfg_.channels));
+        p->part.resize(std::size_t(cfg_.channels));
+        return p;
+    });
+    const Tensor plain = plan.input->forward(x);
+    if (!plain.desc.plain() || plain.shape() != full)
+        throw Error(ErrorKind::Internal,
+                    name_ + ": ghost batch norm needs the input in plain NCHW, got " +
+                        (plain.desc.layout ? plain.desc.layout->name() : std::string("plain")) +
+                        " " + plain.shape().str());
+    for (int i = 0; i < k; ++i) {
+        const std::size_t offset = std::size_t(i) * slice_floats;
+        const Tensor y = plan.slices[std::size_t(i)]->forward(
+            Tensor{TensorDesc{slice, nullptr}, plain.data + offset}, scale_.value, shift_.value,
+            running_mean_.value, running_var_.value);
+        ctx.backend.download(y.data, plan.staging);
+        ctx.backend.upload(plan.staging, plan.y.data() + offset);
+    }
+    return plan.output->backward(Tensor{TensorDesc{full, nullptr}, plan.y.data()});
+}
+
+Tensor BatchNorm::backward_ghost(const Tensor& dy, const Context& ctx, bool want_dx) {
+    auto& plan = ghost_plans_.last();
+    const Shape full = dy.shape();
+    const Shape slice{ghost_batch_, full.c, full.h, full.w};
+    const std::size_t slice_floats = slice.numel();
+    const Tensor plain_dy = plan.output->forward(dy);
+    const auto c = std::size_t(cfg_.channels);
+    std::fill(plan.scale_sum.begin(), plan.scale_sum.end(), 0.0f);
+    std::fill(plan.shift_sum.begin(), plan.shift_sum.end(), 0.0f);
+    auto& part = plan.part;
+    for (std::size_t i = 0; i < plan.slices.size(); ++i) {
+        const std::size_t offset = i * slice_floats;
+        const Tensor dx =
+            plan.slices[i]->backward(Tensor{TensorDesc{slice, nullptr}, plain_dy.data + offset},
+                                     scale_.value, plan.dscale.data(), plan.dshift.data());
+        ctx.backend.download(plan.dscale.data(), part);
+        for (std::size_t j = 0; j < c; ++j)
+            plan.scale_sum[j] += part[j];
+        ctx.backend.download(plan.dshift.data(), part);
+        for (std::size_t j = 0; j < c; ++j)
+            plan.shift_sum[j] += part[j];
+        if (want_dx) {
+            ctx.backend.download(dx.data, plan.staging);
+            ctx.backend.upload(plan.staging, plan.dx.data() + offset);
+        }
+    }
+    ctx.backend.upload(plan.scale_sum, scale_.grad);
+    ctx.backend.upload(plan.shift_sum, shift_.grad);
+    ctx.gradients_written(scale_);  // declared first, so laid out after the shift
+    if (!want_dx)
+        return Tensor{};
+    return plan.input->backward(Tensor{TensorDesc{full, nullptr}, plan.dx.data()});
 }
 
 }  // namespace scalelab::nn

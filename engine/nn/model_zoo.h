@@ -15,8 +15,21 @@ namespace scalelab::nn {
 //   resnet20  the same with n = 3
 //   wrn       the course's WideResNet with widening factor `width`
 // For `channels` 1 or 3 and square images whose side is a multiple of 4. Throws
-// Error(InvalidSpec) for an unknown name or an input it cannot take.
+// Error(InvalidSpec) for an unknown name, an input it cannot take, or options it cannot honour.
+struct ModelOptions {
+    int width = 10;    // wrn's widening factor
+    int classes = 10;  // outputs of the last layer
+    // Goyal et al. 2017: gamma = 0 in the batch norm that ends each residual block's body, so
+    // every block starts as its shortcut (resnet8, resnet20: block = relu(shortcut(x) + 0)).
+    // Only for the ResNets: see build_model for why wrn (and the models without residual
+    // blocks) reject it.
+    bool zero_init_residual = false;
+    // Ghost batch norm in every batch-norm layer: statistics over virtual batches of this many
+    // samples in training (BatchNormOptions::ghost_batch); 0: off.
+    int ghost_batch = 0;
+};
+
 std::unique_ptr<Sequential> build_model(const std::string& name, int channels, int image_size,
-                                        int width = 10, int classes = 10);
+                                        const ModelOptions& options = {});
 
 }  // namespace scalelab::nn

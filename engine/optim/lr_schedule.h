@@ -9,16 +9,19 @@ namespace scalelab::optim {
 
 // The schedule's inputs, separate from RunSpec so that an LR scaling rule (linear or
 // square-root in the number of devices) can hand over a scaled base_lr without touching the
-// spec. schedule_config(spec) copies the spec's fields unchanged.
+// spec. schedule_config(spec) copies the spec's fields, with base_lr = effective_lr(spec) (the
+// spec's lr times its scaling rule).
 struct LrScheduleConfig {
     double base_lr = 0.05;
     ScheduleKind kind = ScheduleKind::Constant;
-    double gamma = 0.1;           // Step, MultiStep: decay factor
+    double gamma = 0.1;           // Step, MultiStep: decay factor; Exp: decay per epoch
     int step_epochs = 30;         // Step: decay every step_epochs epochs
     std::vector<int> milestones;  // MultiStep: decay at these epochs (repeats decay repeatedly)
     double min_lr = 0.0;          // Cosine: the floor
-    int epochs = 1;               // Cosine: the length of the run it anneals over
-    double warmup = 0.0;          // warm-up length in warmup_unit; 0: none
+    double poly_power = 2.0;      // Poly: the power of (1 - step / total)
+    int epochs = 1;               // Cosine, Poly: the length of the run they decay over
+    WarmupKind warmup = WarmupKind::Gradual;
+    double warmup_length = 0.0;  // warm-up length in warmup_unit; 0: none
     WarmupUnit warmup_unit = WarmupUnit::Epochs;
     double warmup_start_factor = 0.1;
 };
@@ -35,23 +38,37 @@ LrScheduleConfig schedule_config(const RunSpec& spec);
 //   Constant:  base_lr
 //   Step:      base_lr * gamma^(epoch / step_epochs)            (integer division; StepLR)
 //   MultiStep: base_lr * gamma^(number of milestones <= epoch)  (MultiStepLR)
-// except Cosine, which anneals per step over the whole run, total = epochs * steps_per_epoch:
+//   Exp:       base_lr * gamma^epoch                            (ExponentialLR)
+// except Cosine and Poly, which decay per step over the whole run,
+// total = epochs * steps_per_epoch:
 //   Cosine:    min_lr + (base_lr - min_lr) * (1 + cos(pi * step / total)) / 2
 //              (CosineAnnealingLR with T_max = total stepped every step; steps past the end
 //              of the run stay at min_lr rather than rising again)
+//   Poly:      base_lr * (1 - step / total)^poly_power           (PolynomialLR stepped every
+//              step; 0 at step total and after)
 //
-// The warm-up (Goyal et al., "Accurate, Large Minibatch SGD") multiplies on top, a smooth ramp
-// per step even when its length is given in epochs:
-//   W = warmup                      (warmup_unit Steps)
-//   W = warmup * steps_per_epoch    (warmup_unit Epochs; may be fractional)
-//   warmup(step) = start + (1 - start) * min(step, W) / W,   start = warmup_start_factor
-//   warmup(step) = 1 when W == 0
-// so step 0 runs at start * schedule(0) and step W (the first at or past W) at the full rate.
+// The warm-up multiplies on top of any schedule. Its length W, start = warmup_start_factor:
+//   Gradual (Goyal et al., "Accurate, Large Minibatch SGD"): a ramp per step, even when its
+//   length is given in epochs,
+//     W = warmup_length                      (warmup_unit Steps)
+//     W = warmup_length * steps_per_epoch    (warmup_unit Epochs; may be fractional)
+//     warmup(step) = start + (1 - start) * min(step, W) / W
+//   so step 0 runs at start * schedule(0) and step W (the first at or past W) at the full rate.
+//   PerEpoch (the course's): the same ramp stepped once per epoch, W = warmup_length in epochs
+//   (warmup_unit must be Epochs),
+//     warmup(step) = start + (1 - start) * min(epoch, W) / W,   epoch = step / steps_per_epoch
+//   so all of epoch 0 runs at start (the course takes start = 1/N for N devices) and epoch
+//   ceil(W) and later at the full rate.
+//   Constant (Goyal et al.'s counter-example): W in steps as for Gradual,
+//     warmup(step) = start for step < W, then 1: a jump at step ceil(W).
+//   warmup(step) = 1 for every kind when W == 0.
 class LrSchedule {
   public:
     // Throws Error(InvalidSpec) for steps_per_epoch <= 0, and for the values that would make
-    // the formulas undefined: step_epochs <= 0 with Step, epochs <= 0 with Cosine, a negative
-    // or non-finite warm-up length.
+    // the formulas undefined: step_epochs <= 0 with Step, epochs <= 0 with Cosine or Poly, a
+    // non-positive or non-finite poly_power with Poly, a negative or non-finite warm-up length,
+    // a PerEpoch warm-up given in steps, and a warm-up longer than the run (W in steps, for
+    // PerEpoch W * steps_per_epoch, above total_steps()).
     LrSchedule(const LrScheduleConfig& config, int steps_per_epoch);
     LrSchedule(const RunSpec& spec, int steps_per_epoch);
 
@@ -63,10 +80,11 @@ class LrSchedule {
     double scheduled_lr(std::int64_t step) const;
     double warmup_factor(std::int64_t step) const;
 
-    // The number of steps whose warm-up factor is below 1: ceil(W) (0 without warm-up).
+    // The number of steps before the warm-up reaches the full rate: ceil(W) for Gradual and
+    // Constant, ceil(W) * steps_per_epoch for PerEpoch (0 without warm-up).
     std::int64_t warmup_steps() const;
 
-    // epochs * steps_per_epoch: the run's length, over which Cosine anneals.
+    // epochs * steps_per_epoch: the run's length, over which Cosine and Poly decay.
     std::int64_t total_steps() const { return total_steps_; }
     int steps_per_epoch() const { return steps_per_epoch_; }
     const LrScheduleConfig& config() const { return config_; }
@@ -75,7 +93,7 @@ class LrSchedule {
     LrScheduleConfig config_;  // milestones sorted
     int steps_per_epoch_;
     std::int64_t total_steps_;
-    double warmup_length_;  // W, in steps
+    double warmup_length_;  // W, in steps (PerEpoch: warmup_length * steps_per_epoch)
 };
 
 }  // namespace scalelab::optim

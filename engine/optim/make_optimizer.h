@@ -9,9 +9,9 @@
 
 namespace scalelab::optim {
 
-// The one place that turns a run spec into an optimiser for one replica's flat buffers: SGD
-// (momentum, Nesterov, weight decay) for now; LARS/LARC, LAMB, NovoGrad and AdamW are chosen
-// here once the spec can name them. Throws Error(InvalidSpec) for optimiser settings the
+// The one place that turns a run spec into an optimiser for one replica's flat buffers:
+// spec.optimizer picks SGD (momentum, Nesterov), LARS/LARC, LAMB, NovoGrad or AdamW, with the
+// spec's weight-decay and adaptation exclusions. Throws Error(InvalidSpec) for settings the
 // optimiser rejects.
 std::unique_ptr<Optimizer> make_optimizer(const RunSpec& spec, std::vector<ParamSegment> segments);
 

@@ -54,7 +54,19 @@ DeviceWorker::DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Bac
                spec.overlap && comm.size() > 1) {
     if (spec.accumulation > 1)
         accumulated_.resize(replica_.model().grads().size());
+    noise_ = NoiseScaleEstimator(spec.noise_scale_beta);
 }
+
+namespace {
+
+double squared_norm(std::span<const float> v) {
+    double sq = 0;
+    for (float x : v)
+        sq += double(x) * x;
+    return sq;
+}
+
+}  // namespace
 
 void DeviceWorker::broadcast_initial_state() {
     comm_.broadcast(replica_.model().params(), 0);
@@ -67,6 +79,10 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     auto clock = Clock::now();
     StepResult local;
     const auto grads = replica_.model().grads();
+    // The noise scale's small-batch gradients: with several devices, each device's own
+    // gradient; on one device, each micro-batch's (when there are several).
+    const bool per_micro_batch = comm_.size() == 1 && micro_batches > 1;
+    double micro_sq_sum = 0;
     for (int i = 0; i < micro_batches; ++i) {
         const data::Batch* batch = next_batch();
         times.data += since(clock);
@@ -85,6 +101,14 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
                               [this](const float* end) { reducer_.gradients_written(end); });
         } else {
             replica_.backward(1.0f / float(samples));
+        }
+        // grads = d(loss_sum / samples): the micro-batch's mean gradient times size / samples.
+        // The last micro-batch's gradient is not on its own any more (the reducer adds the
+        // earlier ones in as backward goes), so the small-batch estimate averages the others:
+        // every micro-batch's squared norm has the same expectation.
+        if (per_micro_batch && !last)
+            micro_sq_sum += squared_norm(grads) * std::pow(double(samples) / r.size, 2);
+        if (!last) {
             if (i == 0)
                 std::copy(grads.begin(), grads.end(), accumulated_.begin());
             else
@@ -96,19 +120,34 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     reducer_.finish();
     times.exposed_comm += since(clock);
 
-    const GlobalTotals totals = all_reduce_totals(local);
+    float small_sq_sum = 0;
+    const float small_sq = per_micro_batch ? float(micro_sq_sum / (micro_batches - 1))
+                                           : float(reducer_.local_squared_norm());
+    GlobalTotals totals = all_reduce_totals(local, small_sq, &small_sq_sum);
     times.wait += since(clock);
     if (!std::isfinite(totals.loss_sum))
         return totals;  // diverged: no rank trains on
 
+    const double b_small = per_micro_batch ? double(samples) / micro_batches : double(samples);
+    estimate_noise_scale(double(small_sq_sum) / comm_.size(), b_small, totals.count, totals);
     replica_.update(lr);
     times.optimizer += since(clock);
     return totals;
 }
 
-GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local) {
-    float sums[3] = {float(local.loss_sum), float(local.correct), float(local.size)};
+void DeviceWorker::estimate_noise_scale(double small_sq_norm, double b_small, double b_big,
+                                        GlobalTotals& totals) {
+    // |G_big|^2 of the averaged gradient, the same on every rank.
+    noise_.add(small_sq_norm, b_small, squared_norm(replica_.model().grads()), b_big);
+    totals.noise_scale = noise_.b_simple();
+}
+
+GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local, float extra,
+                                             float* extra_sum) {
+    float sums[4] = {float(local.loss_sum), float(local.correct), float(local.size), extra};
     comm_.all_reduce(sums, comm::ReduceOp::Sum);
+    if (extra_sum)
+        *extra_sum = sums[3];
     return GlobalTotals{sums[0], sums[1], sums[2]};
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "data/batch_loader.h"
 #include "train/gradient_reducer.h"
 #include "train/metrics.h"
+#include "train/noise_scale.h"
 #include "train/replica.h"
 
 namespace scalelab {
@@ -18,6 +20,8 @@ struct GlobalTotals {
     double loss_sum = 0;
     double correct = 0;
     double count = 0;
+
+    double noise_scale = std::numeric_limits<double>::quiet_NaN();  // B_simple, after a step
 
     double loss() const { return count > 0 ? loss_sum / count : 0.0; }
     double accuracy() const { return count > 0 ? correct / count : 0.0; }
@@ -61,12 +65,18 @@ class DeviceWorker {
     const GradientReducer& reducer() const { return reducer_; }
 
   private:
-    GlobalTotals all_reduce_totals(const StepResult& local);
+    // Sums of loss, correct predictions, samples and (when given) one more value over all
+    // devices, in one small all-reduce.
+    GlobalTotals all_reduce_totals(const StepResult& local, float extra = 0,
+                                   float* extra_sum = nullptr);
+    void estimate_noise_scale(double small_sq_norm, double b_small, double b_big,
+                              GlobalTotals& totals);
 
     comm::Communicator& comm_;
     Replica replica_;
     GradientReducer reducer_;
     std::vector<float> accumulated_;  // gradients of a step's earlier micro-batches
+    NoiseScaleEstimator noise_;
 };
 
 }  // namespace scalelab

@@ -44,6 +44,7 @@ GradientReducer::~GradientReducer() {
 void GradientReducer::begin(std::span<const float> accumulated) {
     accumulated_ = accumulated;
     next_ = 0;
+    local_sq_norm_ = 0;
     std::lock_guard lock(mutex_);
     reduced_ = 0;
 }
@@ -58,6 +59,12 @@ void GradientReducer::launch_ready(std::size_t written) {
         if (!accumulated_.empty())  // the step's earlier micro-batches, added in before reducing
             for (std::size_t i = b.begin; i < b.end; ++i)
                 grads_[i] += accumulated_[i];
+        // The local gradient's norm for the noise scale, while the bucket is still this
+        // device's own (and in cache): no extra pass over memory.
+        double sq = 0;
+        for (std::size_t i = b.begin; i < b.end; ++i)
+            sq += double(grads_[i]) * grads_[i];
+        local_sq_norm_ += sq;
         if (overlap_) {
             {
                 std::lock_guard lock(mutex_);

@@ -52,6 +52,10 @@ class GradientReducer {
 
     const std::vector<Bucket>& buckets() const { return buckets_; }
 
+    // The squared L2 norm of this device's own gradient (accumulated micro-batches included),
+    // summed bucket by bucket just before each is reduced: valid after finish().
+    double local_squared_norm() const { return local_sq_norm_; }
+
   private:
     void launch_ready(std::size_t written);
     void reduce(const Bucket& b);
@@ -63,6 +67,7 @@ class GradientReducer {
     bool overlap_;
     std::span<const float> accumulated_;
     std::size_t next_ = 0;  // the next bucket to launch (worker thread only)
+    double local_sq_norm_ = 0;
 
     // With overlap: buckets queued for the communication thread, and how many it has finished.
     std::mutex mutex_;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,15 @@ struct RunInfo {
     std::vector<std::string> warnings;  // e.g. more devices than cores
 };
 
+// When validation accuracy first reached one of RunSpec::targets.
+struct TargetReached {
+    double target = 0;
+    double seconds = 0;     // training wall time so far (evaluation excluded)
+    std::int64_t step = 0;  // the last step before that evaluation
+    int epoch = 0;
+    double images = 0;  // training images seen so far, all devices
+};
+
 struct StepMetrics {
     std::int64_t step = 0;  // counted from 1 over the whole run
     int epoch = 0;          // counted from 1
@@ -42,6 +52,9 @@ struct StepMetrics {
     double images_per_s = 0;               // this step's global batch over this step's wall time
     double seconds = 0;                    // this step's wall time
     std::vector<DeviceStepTimes> devices;  // one per device, rank order
+    // The gradient noise scale B_simple = tr(Sigma) / |G|^2 from the bias-corrected averages
+    // (McCandlish et al. 2018); NaN while it cannot be estimated (one device, no accumulation).
+    double noise_scale = std::numeric_limits<double>::quiet_NaN();
 };
 
 struct EpochMetrics {
@@ -56,6 +69,7 @@ struct EpochMetrics {
     // Mean images/s over the run so far, leaving out its first steps (warm-up: kernels being
     // created, caches and allocators settling).
     double steady_images_per_s = 0;
+    std::vector<TargetReached> reached;  // targets first reached at this epoch's evaluation
 };
 
 enum class RunStatus { Finished, ReachedTarget, Diverged, Cancelled, Failed };
@@ -66,6 +80,7 @@ struct RunEnd {
     std::string message;
     std::int64_t step = 0;  // the last step taken (the failing one when diverged)
     int epoch = 0;
+    std::vector<TargetReached> targets;  // every target reached during the run
 };
 
 // Where a trainer reports. Called from the trainer's worker threads, in order for one run; an

@@ -1,6 +1,7 @@
 #include "train/run_spec.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace scalelab {
@@ -30,38 +31,84 @@ const std::vector<std::string>& dataset_names() {
     return names;
 }
 
-std::string_view to_string(ScheduleKind kind) {
-    switch (kind) {
-        case ScheduleKind::Constant:
-            return "constant";
-        case ScheduleKind::Step:
-            return "step";
-        case ScheduleKind::MultiStep:
-            return "multistep";
-        case ScheduleKind::Cosine:
-            return "cosine";
-    }
-    return "constant";
+namespace {
+
+// Each enum's names, in declaration order: the one table to_string and parse read.
+template <typename Enum, std::size_t N>
+using Names = std::array<std::pair<Enum, std::string_view>, N>;
+
+template <typename Enum, std::size_t N>
+std::string_view name_of(const Names<Enum, N>& names, Enum value) {
+    for (const auto& [e, name] : names)
+        if (e == value) return name;
+    return names[0].second;
 }
 
+template <typename Enum, std::size_t N>
+std::optional<Enum> parse_name(const Names<Enum, N>& names, std::string_view s) {
+    for (const auto& [e, name] : names)
+        if (name == s) return e;
+    return std::nullopt;
+}
+
+constexpr Names<ScheduleKind, 6> schedule_names{{{ScheduleKind::Constant, "constant"},
+                                                 {ScheduleKind::Step, "step"},
+                                                 {ScheduleKind::MultiStep, "multistep"},
+                                                 {ScheduleKind::Cosine, "cosine"},
+                                                 {ScheduleKind::Poly, "poly"},
+                                                 {ScheduleKind::Exp, "exp"}}};
+constexpr Names<WarmupUnit, 2> warmup_unit_names{
+    {{WarmupUnit::Epochs, "epochs"}, {WarmupUnit::Steps, "steps"}}};
+constexpr Names<WarmupKind, 3> warmup_kind_names{{{WarmupKind::Gradual, "gradual"},
+                                                  {WarmupKind::PerEpoch, "per-epoch"},
+                                                  {WarmupKind::Constant, "constant"}}};
+constexpr Names<OptimizerKind, 5> optimizer_names{{{OptimizerKind::Sgd, "sgd"},
+                                                   {OptimizerKind::Lars, "lars"},
+                                                   {OptimizerKind::Lamb, "lamb"},
+                                                   {OptimizerKind::NovoGrad, "novograd"},
+                                                   {OptimizerKind::AdamW, "adamw"}}};
+constexpr Names<LrScaling, 3> lr_scaling_names{
+    {{LrScaling::None, "none"}, {LrScaling::Linear, "linear"}, {LrScaling::Sqrt, "sqrt"}}};
+constexpr Names<Augmentation, 4> augmentation_names{{{Augmentation::None, "none"},
+                                                     {Augmentation::Flip, "flip"},
+                                                     {Augmentation::CropFlip, "crop-flip"},
+                                                     {Augmentation::Assessment, "assessment"}}};
+
+}  // namespace
+
+std::string_view to_string(ScheduleKind v) { return name_of(schedule_names, v); }
 std::optional<ScheduleKind> parse_schedule(std::string_view s) {
-    for (auto k : {ScheduleKind::Constant, ScheduleKind::Step, ScheduleKind::MultiStep,
-                   ScheduleKind::Cosine})
-        if (to_string(k) == s)
-            return k;
-    return std::nullopt;
+    return parse_name(schedule_names, s);
 }
-
-std::string_view to_string(WarmupUnit unit) {
-    return unit == WarmupUnit::Epochs ? "epochs" : "steps";
-}
-
+std::string_view to_string(WarmupUnit v) { return name_of(warmup_unit_names, v); }
 std::optional<WarmupUnit> parse_warmup_unit(std::string_view s) {
-    if (s == "epochs")
-        return WarmupUnit::Epochs;
-    if (s == "steps")
-        return WarmupUnit::Steps;
-    return std::nullopt;
+    return parse_name(warmup_unit_names, s);
+}
+std::string_view to_string(WarmupKind v) { return name_of(warmup_kind_names, v); }
+std::optional<WarmupKind> parse_warmup_kind(std::string_view s) {
+    return parse_name(warmup_kind_names, s);
+}
+std::string_view to_string(OptimizerKind v) { return name_of(optimizer_names, v); }
+std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
+    return parse_name(optimizer_names, s);
+}
+std::string_view to_string(LrScaling v) { return name_of(lr_scaling_names, v); }
+std::optional<LrScaling> parse_lr_scaling(std::string_view s) {
+    return parse_name(lr_scaling_names, s);
+}
+std::string_view to_string(Augmentation v) { return name_of(augmentation_names, v); }
+std::optional<Augmentation> parse_augmentation(std::string_view s) {
+    return parse_name(augmentation_names, s);
+}
+
+double effective_lr(const RunSpec& spec) {
+    const double k = double(spec.devices) * spec.batch * spec.accumulation / spec.reference_batch;
+    switch (spec.lr_scaling) {
+        case LrScaling::None: return spec.lr;
+        case LrScaling::Linear: return spec.lr * k;
+        case LrScaling::Sqrt: return spec.lr * std::sqrt(k);
+    }
+    return spec.lr;
 }
 
 std::vector<std::string> RunSpec::validate() const {
@@ -119,9 +166,32 @@ std::vector<std::string> RunSpec::validate() const {
         require(milestones.empty() || milestones.front() >= 1, "milestones must be at least 1");
     }
     require(finite(min_lr) && min_lr >= 0 && min_lr <= lr, "min_lr must be in [0, lr]");
-    require(finite(warmup) && warmup >= 0, "warmup must be 0 or positive");
-    require(warmup_unit == WarmupUnit::Epochs || warmup == std::floor(warmup),
-            "warmup in steps must be a whole number");
+    require(finite(warmup_length) && warmup_length >= 0, "warmup_length must be 0 or positive");
+    require(warmup_unit == WarmupUnit::Epochs || warmup_length == std::floor(warmup_length),
+            "a warm-up in steps must be a whole number");
+    require(warmup_unit != WarmupUnit::Epochs || warmup_length <= epochs,
+            "the warm-up (" + std::to_string(warmup_length) + " epochs) is longer than the run (" +
+                std::to_string(epochs) + " epochs): shorten it or train longer");
+    require(warmup != WarmupKind::PerEpoch || warmup_unit == WarmupUnit::Epochs,
+            "the per-epoch warm-up is measured in epochs: use --warmup-epochs");
+    require(reference_batch >= 1, "reference_batch must be at least 1");
+    require(finite(beta1) && beta1 >= 0 && beta1 < 1, "beta1 must be in [0, 1)");
+    require(finite(beta2) && beta2 >= 0 && beta2 < 1, "beta2 must be in [0, 1)");
+    require(finite(eps) && eps > 0 && eps < 1, "eps must be in (0, 1)");
+    require(finite(trust_coefficient) && trust_coefficient > 0 && trust_coefficient <= 1,
+            "trust_coefficient (LARS eta) must be in (0, 1]");
+    require(finite(trust_clamp) && trust_clamp >= 0, "trust_clamp must be 0 (none) or positive");
+    require(finite(poly_power) && poly_power > 0 && poly_power <= 10,
+            "poly_power must be in (0, 10]");
+    require(ghost_batch >= 0 && (ghost_batch == 0 || batch % ghost_batch == 0),
+            "ghost_batch must be 0 (off) or divide the batch per device (" +
+                std::to_string(batch) + ")");
+    require(finite(noise_scale_beta) && noise_scale_beta >= 0 && noise_scale_beta < 1,
+            "noise_scale_beta must be in [0, 1)");
+    require(targets.size() <= 16 &&
+                std::all_of(targets.begin(), targets.end(),
+                            [](double t) { return std::isfinite(t) && t > 0 && t <= 1; }),
+            "targets must be at most 16 accuracies in (0, 1]");
     require(finite(warmup_start_factor) && warmup_start_factor >= 0 && warmup_start_factor <= 1,
             "warmup_start_factor must be in [0, 1]");
     require(threads >= 0 && threads <= 1024, "threads must be 0 (all cores) or a positive count");

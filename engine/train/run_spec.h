@@ -8,8 +8,18 @@
 
 namespace scalelab {
 
-enum class ScheduleKind { Constant, Step, MultiStep, Cosine };
+enum class ScheduleKind { Constant, Step, MultiStep, Cosine, Poly, Exp };
 enum class WarmupUnit { Epochs, Steps };
+// gradual: per step, linear from the start factor to 1 (Goyal et al.); per_epoch: the same
+// ramp stepped once per epoch (the course's); constant: the start factor, then a jump to 1.
+enum class WarmupKind { Gradual, PerEpoch, Constant };
+enum class OptimizerKind { Sgd, Lars, Lamb, NovoGrad, AdamW };
+// Effective base lr = lr * rule(global batch / reference_batch): none 1, linear k, sqrt sqrt(k).
+enum class LrScaling { None, Linear, Sqrt };
+// none; flip (horizontal); crop_flip (random crop with zero padding 4, then flip: CIFAR-10);
+// assessment (the course's: flip, rotation up to 10 degrees, shear 10, scale 0.8-1.2, colour
+// jitter 0.2).
+enum class Augmentation { None, Flip, CropFlip, Assessment };
 
 // Everything that defines a training run. Plain data: the app layer maps it to and from JSON,
 // the CLI maps flags onto it, and validate() is the one place that decides what is allowed.
@@ -25,7 +35,7 @@ struct RunSpec {
     int synthetic_test = 2048;
     int synthetic_channels = 1;
     int synthetic_size = 28;
-    bool augment = false;  // random crop (padding 4) and horizontal flip, for CIFAR-10
+    Augmentation augment = Augmentation::None;  // seeded per device and epoch
 
     // How long, and with which batch.
     int epochs = 2;
@@ -34,20 +44,38 @@ struct RunSpec {
 
     // Data parallelism (DDP semantics): one worker thread per device, gradients averaged over
     // the global batch by an all-reduce of contiguous buckets of the flat gradient buffer.
-    int devices = 1;               // CPU devices: 1 to 16
-    int accumulation = 1;          // micro-batches per step; no communication until the last
-    double bucket_mb = 25.0;       // bucket cap, as DDP's bucket_cap_mb
-    double first_bucket_mb = 1.0;  // the first bucket (the last layers' gradients) is smaller
-    bool overlap = true;           // all-reduce each bucket while backward goes on
-    bool sync_bn = false;          // batch-norm statistics over the global batch, not per device
+    int devices = 1;                  // CPU devices: 1 to 16
+    int accumulation = 1;             // micro-batches per step; no communication until the last
+    double bucket_mb = 25.0;          // bucket cap, as DDP's bucket_cap_mb
+    double first_bucket_mb = 1.0;     // the first bucket (the last layers' gradients) is smaller
+    bool overlap = true;              // all-reduce each bucket while backward goes on
+    bool sync_bn = false;             // batch-norm statistics over the global batch, not per device
+    bool zero_init_residual = false;  // gamma of each residual block's last BN starts at 0
+    int ghost_batch = 0;  // batch-norm statistics over virtual batches of this size (0: off)
 
-    // Optimiser: SGD with momentum (PyTorch's form).
+    // Measurements: the gradient noise scale's exponential-average decay, and the validation
+    // accuracies whose first crossing (time, step, epoch, images) each run records.
+    double noise_scale_beta = 0.99;
+    std::vector<double> targets{0.85, 0.90};
+
+    // Optimiser. lr is the base learning rate before the scaling rule.
+    OptimizerKind optimizer = OptimizerKind::Sgd;
     double lr = 0.05;
+    LrScaling lr_scaling = LrScaling::None;
+    int reference_batch = 256;
     double momentum = 0.9;
     bool nesterov = false;
     double weight_decay = 0.0;
     bool decay_norm_and_bias = true;  // false: no weight decay on batch-norm and bias parameters
     double label_smoothing = 0.0;
+    double beta1 = 0.9;    // Adam-family first-moment decay (LAMB, AdamW, NovoGrad)
+    double beta2 = 0.999;  // second-moment decay
+    double eps = 1e-8;
+    double trust_coefficient = 0.001;  // LARS eta
+    bool larc = false;                 // LARS: local lr clipped to the global one (LARC)
+    double trust_clamp = 0.0;          // LAMB: trust ratio clamped to [0, trust_clamp]; 0: no clamp
+    bool grad_averaging = false;       // NovoGrad: first moment averages (1 - beta1) g
+    bool adapt_norm_and_bias = false;  // layer-wise adaptation also for BN and bias tensors
 
     // Learning-rate schedule, then a linear warm-up multiplied on top of it.
     ScheduleKind schedule = ScheduleKind::Constant;
@@ -55,7 +83,9 @@ struct RunSpec {
     int step_epochs = 30;         // step: decay every step_epochs epochs
     std::vector<int> milestones;  // multistep: decay at these epochs
     double min_lr = 0.0;          // cosine: the floor it anneals to
-    double warmup = 0.0;          // length of the warm-up, in warmup_unit
+    double poly_power = 2.0;      // poly: lr (1 - t / T)^power; exp: lr gamma^epoch
+    WarmupKind warmup = WarmupKind::Gradual;
+    double warmup_length = 0.0;  // length of the warm-up, in warmup_unit (0: none)
     WarmupUnit warmup_unit = WarmupUnit::Epochs;
     double warmup_start_factor = 0.1;  // lr starts at lr * factor and rises linearly to lr
 
@@ -77,6 +107,17 @@ std::string_view to_string(ScheduleKind);
 std::optional<ScheduleKind> parse_schedule(std::string_view);
 std::string_view to_string(WarmupUnit);
 std::optional<WarmupUnit> parse_warmup_unit(std::string_view);
+std::string_view to_string(WarmupKind);
+std::optional<WarmupKind> parse_warmup_kind(std::string_view);
+std::string_view to_string(OptimizerKind);
+std::optional<OptimizerKind> parse_optimizer(std::string_view);
+std::string_view to_string(LrScaling);
+std::optional<LrScaling> parse_lr_scaling(std::string_view);
+std::string_view to_string(Augmentation);
+std::optional<Augmentation> parse_augmentation(std::string_view);
+
+// The base lr times the scaling rule for this spec's global batch.
+double effective_lr(const RunSpec& spec);
 
 // The most CPU devices a run may have (threads with their own replica).
 inline constexpr int max_cpu_devices = 16;

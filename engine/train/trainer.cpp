@@ -70,7 +70,7 @@ RunEnd Trainer::run() {
     try {
         end = train();
     } catch (const std::exception& e) {
-        end = RunEnd{RunStatus::Failed, e.what(), 0, 0};
+        end = RunEnd{RunStatus::Failed, e.what(), 0, 0, {}};
     }
     sink_.on_end(end);
     return end;
@@ -117,7 +117,10 @@ RunEnd Trainer::train() {
                     std::lock_guard lock(failure_mutex);
                     if (!failure)
                         failure = RunEnd{RunStatus::Failed,
-                                         "device " + std::to_string(rank) + ": " + e.what(), 0, 0};
+                                         "device " + std::to_string(rank) + ": " + e.what(),
+                                         0,
+                                         0,
+                                         {}};
                 }
                 const std::string reason =
                     "device " + std::to_string(rank) + " failed: " + e.what();
@@ -152,8 +155,24 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
     worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);
-    data::BatchLoader loader(train, norm, {spec_.batch, false, spec_.augment, 2, spec_.seed});
-    data::BatchLoader eval_loader(data_.test, norm, {spec_.batch, false, false, 2, spec_.seed});
+    data::BatchLoader loader(train, norm,
+                             {spec_.batch, false,
+                              [&] {
+                                  switch (spec_.augment) {  // -Wswitch flags a mode left out
+                                      case Augmentation::None:
+                                          return data::AugmentMode::None;
+                                      case Augmentation::Flip:
+                                          return data::AugmentMode::Flip;
+                                      case Augmentation::CropFlip:
+                                          return data::AugmentMode::CropFlip;
+                                      case Augmentation::Assessment:
+                                          return data::AugmentMode::Assessment;
+                                  }
+                                  return data::AugmentMode::None;
+                              }(),
+                              2, spec_.seed, rank});
+    data::BatchLoader eval_loader(data_.test, norm,
+                                  {spec_.batch, false, data::AugmentMode::None, 2, spec_.seed});
     const data::EpochSampler sampler(train.count(), spec_.seed, devices, rank);
     const int samples_per_epoch = int(sampler.per_rank());
     const int step_samples = spec_.batch * spec_.accumulation;
@@ -167,6 +186,12 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
     std::int64_t step = 0;
     int epochs_at_target = 0;
     double steady_seconds = 0, steady_images = 0;
+    double trained_seconds = 0, images_seen = 0;
+    std::vector<TargetReached> reached_all;  // first crossings of spec_.targets
+    auto ending = [&](RunEnd end) {
+        end.targets = reached_all;
+        return end;
+    };
     DeviceStepTimes carried;  // the step-end gather's wait, counted in the next step
     for (int epoch = 1; epoch <= spec_.epochs; ++epoch) {
         loader.start_epoch(sampler.indices(epoch - 1), epoch);
@@ -178,8 +203,11 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
                 comm.abort("cancelled");
                 if (sync_bn)
                     sync_bn->abort("cancelled");
-                return RunEnd{RunStatus::Cancelled, "cancelled at step " + std::to_string(step),
-                              step, epoch};
+                return ending(RunEnd{RunStatus::Cancelled,
+                                     "cancelled at step " + std::to_string(step),
+                                     step,
+                                     epoch,
+                                     {}});
             }
             if (step_hook_)
                 step_hook_(rank, step + 1);
@@ -215,25 +243,37 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
                 m.seconds = local_seconds;
                 m.images_per_s = totals.count / local_seconds;
                 m.devices = all;
+                m.noise_scale = totals.noise_scale;
                 sink_.on_step(m);
             }
             if (!std::isfinite(totals.loss_sum)) {
                 std::ostringstream msg;
                 msg << "the loss became " << totals.loss() << " at step " << step << " (epoch "
                     << epoch << ", lr " << lr << "): lower the learning rate or add warm-up";
-                return RunEnd{RunStatus::Diverged, msg.str(), step, epoch};
+                return ending(RunEnd{RunStatus::Diverged, msg.str(), step, epoch, {}});
             }
             epoch_totals.loss_sum += totals.loss_sum;
             epoch_totals.correct += totals.correct;
             epoch_totals.count += totals.count;
         }
+        trained_seconds += epoch_seconds;
+        images_seen += epoch_totals.count;
         const GlobalTotals val =
             worker.evaluate(eval_loader, evaluation_shard(data_.test.count(), devices, rank));
+        std::vector<TargetReached> reached;
+        for (double target : spec_.targets) {
+            const bool before =
+                std::any_of(reached_all.begin(), reached_all.end(),
+                            [&](const TargetReached& r) { return r.target == target; });
+            if (!before && val.accuracy() >= target)
+                reached.push_back({target, trained_seconds, step, epoch, images_seen});
+        }
+        reached_all.insert(reached_all.end(), reached.begin(), reached.end());
         if (rank == 0)
-            sink_.on_epoch(EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(),
-                                        val.loss(), val.accuracy(), epoch_seconds,
-                                        epoch_totals.count / epoch_seconds,
-                                        steady_seconds > 0 ? steady_images / steady_seconds : 0});
+            sink_.on_epoch(
+                EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(), val.loss(),
+                             val.accuracy(), epoch_seconds, epoch_totals.count / epoch_seconds,
+                             steady_seconds > 0 ? steady_images / steady_seconds : 0, reached});
 
         // Every rank sees the same validation sums, so all of them stop at the same epoch.
         epochs_at_target = val.accuracy() >= spec_.target_accuracy ? epochs_at_target + 1 : 0;
@@ -241,11 +281,14 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
             std::ostringstream msg;
             msg << "validation accuracy reached " << spec_.target_accuracy << " for "
                 << spec_.patience << " consecutive epoch(s) at epoch " << epoch;
-            return RunEnd{RunStatus::ReachedTarget, msg.str(), step, epoch};
+            return ending(RunEnd{RunStatus::ReachedTarget, msg.str(), step, epoch, {}});
         }
     }
-    return RunEnd{RunStatus::Finished, "trained " + std::to_string(spec_.epochs) + " epochs", step,
-                  spec_.epochs};
+    return ending(RunEnd{RunStatus::Finished,
+                         "trained " + std::to_string(spec_.epochs) + " epochs",
+                         step,
+                         spec_.epochs,
+                         {}});
 }
 
 }  // namespace scalelab

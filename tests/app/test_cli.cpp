@@ -127,6 +127,27 @@ class TestCli : public QObject {
             << QStringList{"train", "--devices", "17"} << "devices must be between 1 and 16";
         QTest::newRow("batch and global batch")
             << QStringList{"train", "--batch", "64", "--global-batch", "128"} << "not both";
+        QTest::newRow("unknown optimizer")
+            << QStringList{"train", "--optimizer", "adam"}
+            << "--optimizer expects one of sgd|lars|lamb|novograd|adamw, got 'adam'";
+        QTest::newRow("unknown lr scaling") << QStringList{"train", "--lr-scaling", "cubic"}
+                                            << "--lr-scaling expects one of none|linear|sqrt";
+        QTest::newRow("unknown warm-up") << QStringList{"train", "--warmup", "2"}
+                                         << "--warmup expects one of gradual|per-epoch|constant";
+        QTest::newRow("unknown schedule")
+            << QStringList{"train", "--schedule", "linear"}
+            << "--schedule expects one of constant|step|multistep|cosine|poly|exp";
+        QTest::newRow("unknown augmentation")
+            << QStringList{"train", "--augment", "rotate"}
+            << "--augment expects one of none|flip|crop-flip|assessment";
+        QTest::newRow("augment without a value")
+            << QStringList{"train", "--augment"} << "--augment";
+        QTest::newRow("reference batch 0")
+            << QStringList{"train", "--reference-batch", "0"} << "--reference-batch";
+        QTest::newRow("targets 1.5") << QStringList{"train", "--targets", "0.85,1.5"}
+                                     << "--targets expects accuracies in (0, 1]";
+        QTest::newRow("warm-up longer than the run")
+            << QStringList{"train", "--epochs", "2", "--warmup-epochs", "5"} << "warm-up";
         QTest::newRow("bench devices 17")
             << QStringList{"bench", "train", "--devices", "17"} << "--devices";
         QTest::newRow("unknown command") << QStringList{"fly"} << "unknown command";
@@ -235,17 +256,22 @@ class TestCli : public QObject {
         QCOMPARE(starts.front()["devices"].toInt(), 1);
         QCOMPARE(starts.front()["global_batch"].toInt(), 64);
         const QList<QJsonObject> steps = rows_of_type(rows, "step");
-        for (const char* key :
-             {"step", "epoch", "loss", "accuracy", "lr", "images_per_s", "seconds", "devices"})
+        for (const char* key : {"step", "epoch", "loss", "accuracy", "lr", "images_per_s",
+                                "seconds", "noise_scale", "devices"})
             QVERIFY2(steps.front().contains(key), key);
+        // One device, no accumulation: no small batch to compare with, so the noise scale may
+        // stay unknown (null); the key is always there.
+        QVERIFY(steps.back()["noise_scale"].isNull() || steps.back()["noise_scale"].isDouble());
         QCOMPARE(steps.front()["devices"].toArray().size(), 1);
         const QList<QJsonObject> epochs = rows_of_type(rows, "epoch");
         QCOMPARE(epochs.size(), 1);
         for (const char* key :
              {"step", "epoch", "loss", "lr", "images_per_s", "train_loss", "train_accuracy",
-              "val_loss", "val_accuracy", "epoch_seconds", "steady_images_per_s"})
+              "val_loss", "val_accuracy", "epoch_seconds", "steady_images_per_s", "reached"})
             QVERIFY2(epochs.front().contains(key), key);
+        QVERIFY(epochs.front()["reached"].isArray());
         QCOMPARE(rows.back()["type"].toString(), QString("end"));
+        QVERIFY(rows.back()["targets"].isArray());
         QCOMPARE(rows.back()["status"].toString(), QString("finished"));
     }
 
@@ -289,6 +315,15 @@ class TestCli : public QObject {
         QCOMPARE(epochs.size(), 1);
         QVERIFY(epochs.front().contains("steady_images_per_s"));
         QCOMPARE(rows.back()["status"].toString(), QString("finished"));
+    }
+
+    void scaled_lr_and_optimizer_are_on_the_first_line() {
+        const CliResult r = run_cli(small_synthetic_run +
+                                    QStringList{"--optimizer", "lars", "--lr-scaling", "linear",
+                                                "--reference-batch", "32", "--warmup", "gradual",
+                                                "--warmup-epochs", "1"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("lars, lr 0.05 x linear(64/32) = 0.1"), qPrintable(r.out));
     }
 
     void huge_learning_rate_diverges_with_exit_3() {

@@ -47,6 +47,7 @@ class TestCliOptions : public QObject {
                                                  "--synthetic-size",
                                                  "32",
                                                  "--augment",
+                                                 "crop-flip",
                                                  "--epochs",
                                                  "3",
                                                  "--batch=256",
@@ -107,7 +108,7 @@ class TestCliOptions : public QObject {
         QCOMPARE(s.synthetic_test, 50);
         QCOMPARE(s.synthetic_channels, 3);
         QCOMPARE(s.synthetic_size, 32);
-        QVERIFY(s.augment);
+        QCOMPARE(s.augment, scalelab::Augmentation::CropFlip);
         QCOMPARE(s.epochs, 3);
         QCOMPARE(s.batch, 256);
         QCOMPARE(s.devices, 4);
@@ -127,7 +128,7 @@ class TestCliOptions : public QObject {
         QCOMPARE(s.step_epochs, 5);
         QCOMPARE(s.milestones, (std::vector<int>{30, 60}));
         QCOMPARE(s.min_lr, 0.001);
-        QCOMPARE(s.warmup, 200.0);
+        QCOMPARE(s.warmup_length, 200.0);
         QCOMPARE(s.warmup_unit, scalelab::WarmupUnit::Steps);
         QCOMPARE(s.warmup_start_factor, 0.2);
         QCOMPARE(s.seed, 18446744073709551615ull);
@@ -138,9 +139,171 @@ class TestCliOptions : public QObject {
         QCOMPARE(o.log_level, std::string("debug"));
     }
 
+    void large_batch_flags_map_onto_their_fields() {
+        const auto parsed = parse_train_options({"--optimizer",
+                                                 "lamb",
+                                                 "--lr-scaling",
+                                                 "sqrt",
+                                                 "--reference-batch",
+                                                 "512",
+                                                 "--warmup",
+                                                 "per-epoch",
+                                                 "--warmup-epochs",
+                                                 "3",
+                                                 "--schedule",
+                                                 "poly",
+                                                 "--poly-power",
+                                                 "0.5",
+                                                 "--beta1",
+                                                 "0.8",
+                                                 "--beta2",
+                                                 "0.99",
+                                                 "--eps",
+                                                 "1e-6",
+                                                 "--trust-coefficient",
+                                                 "0.02",
+                                                 "--larc",
+                                                 "--trust-clamp",
+                                                 "10",
+                                                 "--grad-averaging",
+                                                 "--adapt-norm-bias",
+                                                 "--zero-init-residual",
+                                                 "--ghost-batch",
+                                                 "16",
+                                                 "--augment",
+                                                 "assessment",
+                                                 "--noise-scale-beta",
+                                                 "0.9",
+                                                 "--targets",
+                                                 "0.8,0.875",
+                                                 "--epochs",
+                                                 "5"});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        const scalelab::RunSpec& s = parsed.options.spec;
+        QCOMPARE(s.optimizer, scalelab::OptimizerKind::Lamb);
+        QCOMPARE(s.lr_scaling, scalelab::LrScaling::Sqrt);
+        QCOMPARE(s.reference_batch, 512);
+        QCOMPARE(s.warmup, scalelab::WarmupKind::PerEpoch);
+        QCOMPARE(s.warmup_length, 3.0);
+        QCOMPARE(s.warmup_unit, scalelab::WarmupUnit::Epochs);
+        QCOMPARE(s.schedule, scalelab::ScheduleKind::Poly);
+        QCOMPARE(s.poly_power, 0.5);
+        QCOMPARE(s.beta1, 0.8);
+        QCOMPARE(s.beta2, 0.99);
+        QCOMPARE(s.eps, 1e-6);
+        QCOMPARE(s.trust_coefficient, 0.02);
+        QVERIFY(s.larc);
+        QCOMPARE(s.trust_clamp, 10.0);
+        QVERIFY(s.grad_averaging);
+        QVERIFY(s.adapt_norm_and_bias);
+        QVERIFY(s.zero_init_residual);
+        QCOMPARE(s.ghost_batch, 16);
+        QCOMPARE(s.augment, scalelab::Augmentation::Assessment);
+        QCOMPARE(s.noise_scale_beta, 0.9);
+        QCOMPARE(s.targets, (std::vector<double>{0.8, 0.875}));
+        QVERIFY2(s.validate().empty(), qPrintable(joined(s.validate())));
+    }
+
+    void every_enum_value_is_accepted() {
+        for (const char* v : {"sgd", "lars", "lamb", "novograd", "adamw"})
+            QVERIFY2(parse_train_options({"--optimizer", v}).problems.empty(), v);
+        for (const char* v : {"none", "linear", "sqrt"})
+            QVERIFY2(parse_train_options({"--lr-scaling", v}).problems.empty(), v);
+        for (const char* v : {"gradual", "per-epoch", "constant"})
+            QVERIFY2(parse_train_options({"--warmup", v}).problems.empty(), v);
+        for (const char* v : {"constant", "step", "multistep", "cosine", "poly", "exp"})
+            QVERIFY2(parse_train_options({"--schedule", v}).problems.empty(), v);
+        for (const char* v : {"none", "flip", "crop-flip", "assessment"})
+            QVERIFY2(parse_train_options({"--augment", v}).problems.empty(), v);
+        QCOMPARE(parse_train_options({"--schedule", "exp"}).options.spec.schedule,
+                 scalelab::ScheduleKind::Exp);
+        QCOMPARE(parse_train_options({"--optimizer=adamw"}).options.spec.optimizer,
+                 scalelab::OptimizerKind::AdamW);
+        QCOMPARE(parse_train_options({"--augment", "flip"}).options.spec.augment,
+                 scalelab::Augmentation::Flip);
+        // An empty list: no targets recorded.
+        QVERIFY(parse_train_options({"--targets", ""}).options.spec.targets.empty());
+    }
+
+    void bad_enum_values_name_the_flag_and_the_choices_data() {
+        QTest::addColumn<QString>("flag");
+        QTest::addColumn<QString>("choices");
+        QTest::newRow("optimizer") << "--optimizer"
+                                   << "sgd|lars|lamb|novograd|adamw";
+        QTest::newRow("lr-scaling") << "--lr-scaling"
+                                    << "none|linear|sqrt";
+        QTest::newRow("warmup") << "--warmup"
+                                << "gradual|per-epoch|constant";
+        QTest::newRow("schedule") << "--schedule"
+                                  << "constant|step|multistep|cosine|poly|exp";
+        QTest::newRow("augment") << "--augment"
+                                 << "none|flip|crop-flip|assessment";
+    }
+    void bad_enum_values_name_the_flag_and_the_choices() {
+        QFETCH(QString, flag);
+        QFETCH(QString, choices);
+        const auto parsed = parse_train_options({flag.toStdString(), "bogus"});
+        QCOMPARE(parsed.problems.size(), std::size_t(1));
+        const QString message = joined(parsed.problems);
+        QVERIFY2(message.contains(flag) && message.contains(choices) && message.contains("bogus"),
+                 qPrintable(message));
+        QVERIFY2(QString::fromStdString(train_help()).contains(choices), qPrintable(choices));
+    }
+
+    void out_of_range_large_batch_values_name_the_flag_and_the_range_data() {
+        QTest::addColumn<QString>("flag");
+        QTest::addColumn<QString>("value");
+        QTest::addColumn<QString>("range");
+        QTest::newRow("reference-batch 0") << "--reference-batch"
+                                           << "0"
+                                           << "at least 1";
+        QTest::newRow("beta1 1") << "--beta1"
+                                 << "1"
+                                 << "[0, 1)";
+        QTest::newRow("beta2 -0.1") << "--beta2"
+                                    << "-0.1"
+                                    << "[0, 1)";
+        QTest::newRow("eps 0") << "--eps"
+                               << "0"
+                               << "(0, 1)";
+        QTest::newRow("trust-coefficient 0") << "--trust-coefficient"
+                                             << "0"
+                                             << "(0, 1]";
+        QTest::newRow("trust-clamp -1") << "--trust-clamp"
+                                        << "-1"
+                                        << "at least 0";
+        QTest::newRow("poly-power 0") << "--poly-power"
+                                      << "0"
+                                      << "(0, 10]";
+        QTest::newRow("ghost-batch -1") << "--ghost-batch"
+                                        << "-1"
+                                        << "at least 0";
+        QTest::newRow("noise-scale-beta 1") << "--noise-scale-beta"
+                                            << "1"
+                                            << "[0, 1)";
+        QTest::newRow("targets 1.5") << "--targets"
+                                     << "0.85,1.5"
+                                     << "(0, 1]";
+        QTest::newRow("targets 0") << "--targets"
+                                   << "0"
+                                   << "(0, 1]";
+        QTest::newRow("targets text") << "--targets"
+                                      << "high"
+                                      << "(0, 1]";
+    }
+    void out_of_range_large_batch_values_name_the_flag_and_the_range() {
+        QFETCH(QString, flag);
+        QFETCH(QString, value);
+        QFETCH(QString, range);
+        const auto parsed = parse_train_options({flag.toStdString(), value.toStdString()});
+        QCOMPARE(parsed.problems.size(), std::size_t(1));
+        const QString message = joined(parsed.problems);
+        QVERIFY2(message.contains(flag) && message.contains(range), qPrintable(message));
+    }
+
     void warmup_epochs_sets_the_unit() {
         const auto parsed = parse_train_options({"--warmup-epochs", "2.5"});
-        QCOMPARE(parsed.options.spec.warmup, 2.5);
+        QCOMPARE(parsed.options.spec.warmup_length, 2.5);
         QCOMPARE(parsed.options.spec.warmup_unit, scalelab::WarmupUnit::Epochs);
         QVERIFY(
             !parse_train_options({"--warmup-epochs", "1", "--warmup-steps", "5"}).problems.empty());
@@ -154,7 +317,7 @@ class TestCliOptions : public QObject {
 
     void bad_values_name_the_flag() {
         const auto parsed = parse_train_options({"--epochs", "three", "--batch", "1.5", "--lr",
-                                                 "nan", "--schedule", "exp", "--milestones",
+                                                 "nan", "--schedule", "linear", "--milestones",
                                                  "30;60", "--seed", "-3", "--log-level", "loud"});
         const QString message = joined(parsed.problems);
         QCOMPARE(parsed.problems.size(), std::size_t(7));
@@ -244,6 +407,12 @@ class TestCliOptions : public QObject {
         QVERIFY(parse_train_options({"--help"}).options.help);
         QVERIFY(parse_train_options({"-h"}).options.help);
         QVERIFY(train_help().find("--warmup-epochs") != std::string::npos);
+        for (const char* flag :
+             {"--optimizer", "--lr-scaling", "--reference-batch", "--warmup ", "--poly-power",
+              "--beta1", "--beta2", "--eps", "--trust-coefficient", "--larc", "--trust-clamp",
+              "--grad-averaging", "--adapt-norm-bias", "--zero-init-residual", "--ghost-batch",
+              "--augment", "--noise-scale-beta", "--targets"})
+            QVERIFY2(train_help().find(flag) != std::string::npos, flag);
         for (const char* flag : {"--devices", "--global-batch", "--accumulation", "--bucket-mb",
                                  "--first-bucket-mb", "--no-overlap", "--sync-bn"})
             QVERIFY2(train_help().find(flag) != std::string::npos, flag);
@@ -324,6 +493,9 @@ class TestCliOptions : public QObject {
         QVERIFY(!parse_int(""));
         QVERIFY(!parse_int("99999999999"));
         QCOMPARE(parse_double("1e-3"), std::optional<double>(1e-3));
+        QCOMPARE(parse_double_list("0.85,0.9"),
+                 std::optional<std::vector<double>>(std::vector<double>{0.85, 0.9}));
+        QVERIFY(!parse_double_list("0.85,x"));
         QVERIFY(!parse_double("inf"));
         QCOMPARE(parse_int_list(""), std::optional<std::vector<int>>(std::vector<int>{}));
         QCOMPARE(number_text(0.05), std::string("0.05"));

@@ -69,6 +69,7 @@ class TestMetricsJsonlSink : public QObject {
             scalelab::StepMetrics second = step_metrics(2, 2.1, 0.04, 1100);
             second.devices.resize(2);
             second.devices[1] = {0.001, 0.01, 0.02, 0.003, 0.004, 0.005};
+            second.noise_scale = 1234.5;
             sink.on_step(second);
             scalelab::EpochMetrics epoch_metrics;
             epoch_metrics.epoch = 1;
@@ -80,8 +81,13 @@ class TestMetricsJsonlSink : public QObject {
             epoch_metrics.epoch_seconds = 1.5;
             epoch_metrics.images_per_s = 1050;
             epoch_metrics.steady_images_per_s = 1080;
+            epoch_metrics.reached = {{0.25, 1.5, 2, 1, 256}};
             sink.on_epoch(epoch_metrics);
-            sink.on_end({scalelab::RunStatus::ReachedTarget, "reached \"0.3\"", 2, 1});
+            sink.on_end({scalelab::RunStatus::ReachedTarget,
+                         "reached \"0.3\"",
+                         2,
+                         1,
+                         {{0.25, 1.5, 2, 1, 256}}});
         }
         const QList<QJsonObject> rows = read_rows(path);
         QCOMPARE(rows.size(), 5);
@@ -99,12 +105,15 @@ class TestMetricsJsonlSink : public QObject {
                  QString("more devices than cores: \"throughput\" cannot scale"));
 
         QCOMPARE(rows[1]["devices"].toArray().size(), 0);  // no breakdown reported
+        QVERIFY(rows[1].contains("noise_scale"));
+        QVERIFY(rows[1]["noise_scale"].isNull());  // NaN: not known yet
         const QJsonObject step = rows[2];
         QCOMPARE(step["type"].toString(), QString("step"));
-        for (const char* key :
-             {"step", "epoch", "loss", "accuracy", "lr", "images_per_s", "seconds", "devices"})
+        for (const char* key : {"step", "epoch", "loss", "accuracy", "lr", "images_per_s",
+                                "seconds", "noise_scale", "devices"})
             QVERIFY2(step.contains(key), key);
         QCOMPARE(step["step"].toInt(), 2);
+        QCOMPARE(step["noise_scale"].toDouble(), 1234.5);
         QCOMPARE(step["loss"].toDouble(), 2.1);
         QCOMPARE(step["seconds"].toDouble(), 0.25);
         const QJsonArray devices = step["devices"].toArray();
@@ -128,8 +137,19 @@ class TestMetricsJsonlSink : public QObject {
         QCOMPARE(epoch["type"].toString(), QString("epoch"));
         for (const char* key :
              {"step", "epoch", "loss", "lr", "images_per_s", "train_loss", "train_accuracy",
-              "val_loss", "val_accuracy", "epoch_seconds", "steady_images_per_s"})
+              "val_loss", "val_accuracy", "epoch_seconds", "steady_images_per_s", "reached"})
             QVERIFY2(epoch.contains(key), key);
+        const auto check_reached = [](const QJsonValue& value) {
+            const QJsonArray array = value.toArray();
+            QCOMPARE(array.size(), 1);
+            const QJsonObject reached = array[0].toObject();
+            QCOMPARE(reached["target"].toDouble(), 0.25);
+            QCOMPARE(reached["seconds"].toDouble(), 1.5);
+            QCOMPARE(reached["step"].toInt(), 2);
+            QCOMPARE(reached["epoch"].toInt(), 1);
+            QCOMPARE(reached["images"].toDouble(), 256.0);
+        };
+        check_reached(epoch["reached"]);
         QCOMPARE(epoch["loss"].toDouble(), 2.2);
         QCOMPARE(epoch["lr"].toDouble(), 0.04);  // the epoch's last step
         QCOMPARE(epoch["val_accuracy"].toDouble(), 0.3);
@@ -141,6 +161,7 @@ class TestMetricsJsonlSink : public QObject {
         QCOMPARE(end["message"].toString(), QString("reached \"0.3\""));
         QCOMPARE(end["step"].toInt(), 2);
         QCOMPARE(end["epoch"].toInt(), 1);
+        check_reached(end["targets"]);
     }
 
     void a_non_finite_loss_is_written_as_null() {

@@ -33,6 +33,12 @@ scalelab::StepMetrics step_on(int devices, int step_in_epoch, double forward_s) 
     return m;
 }
 
+scalelab::RunSpec spec_of(int epochs) {
+    scalelab::RunSpec spec;
+    spec.epochs = epochs;
+    return spec;
+}
+
 scalelab::EpochMetrics epoch_one() {
     scalelab::EpochMetrics m;
     m.epoch = 1;
@@ -52,7 +58,7 @@ class TestProgressPrinter : public QObject {
         std::FILE* file = std::tmpfile();
         QVERIFY(file);
         {
-            ProgressPrinter printer(file, 1, false);
+            ProgressPrinter printer(file, spec_of(1), false);
             scalelab::RunInfo info;
             info.devices = 2;
             info.threads_per_device = 1;
@@ -66,15 +72,57 @@ class TestProgressPrinter : public QObject {
         std::fclose(file);
         QCOMPARE(text.count('\n'), 1);
         for (const char* part : {"2 devices", "1 thread", "2 cores", "global batch 256",
-                                 "32 steps per epoch", "1,234,567 parameters"})
+                                 "32 steps per epoch", "1,234,567 parameters", "sgd, lr 0.05"})
             QVERIFY2(text.contains(part), qPrintable(text));
+        QVERIFY2(!text.contains(" x none"), qPrintable(text));
+    }
+
+    void first_line_shows_the_optimizer_and_the_scaled_lr() {
+        std::FILE* file = std::tmpfile();
+        QVERIFY(file);
+        {
+            scalelab::RunSpec spec;
+            spec.optimizer = scalelab::OptimizerKind::Lars;
+            spec.devices = 4;
+            spec.batch = 128;
+            spec.lr_scaling = scalelab::LrScaling::Linear;
+            ProgressPrinter printer(file, spec, false);
+            printer.on_start({});
+        }
+        const QString text = contents(file);
+        std::fclose(file);
+        QVERIFY2(text.contains("lars, lr 0.05 x linear(512/256) = 0.1\n"), qPrintable(text));
+    }
+
+    void epoch_and_final_lines_show_the_targets_reached() {
+        std::FILE* file = std::tmpfile();
+        QVERIFY(file);
+        {
+            ProgressPrinter printer(file, spec_of(1), false);  // targets 0.85 and 0.9
+            scalelab::EpochMetrics m = epoch_one();
+            const scalelab::TargetReached reached{0.85, 12.34, 400, 1, 51200};
+            m.reached = {reached};
+            printer.on_epoch(m);
+            scalelab::RunEnd end;
+            end.epoch = 1;
+            end.step = 2;
+            end.targets = {reached};
+            printer.on_end(end);
+        }
+        const QStringList lines = contents(file).split('\n', Qt::SkipEmptyParts);
+        std::fclose(file);
+        QCOMPARE(lines.size(), 2);
+        QVERIFY2(lines[0].contains("reached 0.85 at 12.3 s, step 400"), qPrintable(lines[0]));
+        QVERIFY2(lines[1].contains("finished at epoch 1, step 2; reached 0.85 at 12.3 s, step 400"),
+                 qPrintable(lines[1]));
+        QVERIFY2(lines[1].contains("0.9 not reached"), qPrintable(lines[1]));
     }
 
     void epoch_line_has_the_mean_breakdown_for_several_devices() {
         std::FILE* file = std::tmpfile();
         QVERIFY(file);
         {
-            ProgressPrinter printer(file, 1, false);
+            ProgressPrinter printer(file, spec_of(1), false);
             // Two devices, two steps: forward 2 ms then 4 ms on each, so 3 ms per step.
             printer.on_step(step_on(2, 1, 0.002));
             printer.on_step(step_on(2, 2, 0.004));
@@ -92,7 +140,7 @@ class TestProgressPrinter : public QObject {
         std::FILE* file = std::tmpfile();
         QVERIFY(file);
         {
-            ProgressPrinter printer(file, 2, false);
+            ProgressPrinter printer(file, spec_of(2), false);
             printer.on_step(step_on(2, 1, 0.010));
             printer.on_epoch(epoch_one());
             printer.on_step(step_on(2, 1, 0.002));
@@ -111,7 +159,7 @@ class TestProgressPrinter : public QObject {
         std::FILE* file = std::tmpfile();
         QVERIFY(file);
         {
-            ProgressPrinter printer(file, 1, false);
+            ProgressPrinter printer(file, spec_of(1), false);
             printer.on_step(step_on(1, 1, 0.002));
             printer.on_epoch(epoch_one());
         }

@@ -1,3 +1,4 @@
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QtTest>
 
@@ -20,7 +21,7 @@ RunSpec spec_with_every_field_changed() {
     s.synthetic_test = 200;
     s.synthetic_channels = 3;
     s.synthetic_size = 32;
-    s.augment = true;
+    s.augment = scalelab::Augmentation::CropFlip;
     s.epochs = 90;
     s.batch = 512;
     s.devices = 4;
@@ -29,18 +30,35 @@ RunSpec spec_with_every_field_changed() {
     s.first_bucket_mb = 0.5;
     s.overlap = false;
     s.sync_bn = true;
+    s.zero_init_residual = true;
+    s.ghost_batch = 32;
+    s.noise_scale_beta = 0.9;
+    s.targets = {0.5, 0.75, 0.875};
+    s.optimizer = scalelab::OptimizerKind::NovoGrad;
     s.lr = 0.4;
+    s.lr_scaling = scalelab::LrScaling::Sqrt;
+    s.reference_batch = 512;
     s.momentum = 0.85;
     s.nesterov = true;
     s.weight_decay = 5e-4;
     s.decay_norm_and_bias = false;
     s.label_smoothing = 0.1;
+    s.beta1 = 0.95;
+    s.beta2 = 0.98;
+    s.eps = 1e-6;
+    s.trust_coefficient = 0.02;
+    s.larc = true;
+    s.trust_clamp = 10;
+    s.grad_averaging = true;
+    s.adapt_norm_and_bias = true;
     s.schedule = scalelab::ScheduleKind::MultiStep;
     s.gamma = 0.2;
     s.step_epochs = 7;
     s.milestones = {30, 60, 80};
     s.min_lr = 1e-5;
-    s.warmup = 500;
+    s.poly_power = 0.5;
+    s.warmup = scalelab::WarmupKind::Constant;
+    s.warmup_length = 500;
     s.warmup_unit = scalelab::WarmupUnit::Steps;
     s.warmup_start_factor = 0.01;
     s.seed = 0xFFFF'FFFF'FFFF'FFF0ull;  // above int64: exercises the string form
@@ -62,10 +80,17 @@ bool same(const RunSpec& a, const RunSpec& b) {
            a.weight_decay == b.weight_decay && a.decay_norm_and_bias == b.decay_norm_and_bias &&
            a.label_smoothing == b.label_smoothing && a.schedule == b.schedule &&
            a.gamma == b.gamma && a.step_epochs == b.step_epochs && a.milestones == b.milestones &&
-           a.min_lr == b.min_lr && a.warmup == b.warmup && a.warmup_unit == b.warmup_unit &&
-           a.warmup_start_factor == b.warmup_start_factor && a.seed == b.seed &&
-           a.threads == b.threads && a.target_accuracy == b.target_accuracy &&
-           a.patience == b.patience;
+           a.min_lr == b.min_lr && a.warmup_length == b.warmup_length &&
+           a.warmup_unit == b.warmup_unit && a.warmup_start_factor == b.warmup_start_factor &&
+           a.seed == b.seed && a.threads == b.threads && a.target_accuracy == b.target_accuracy &&
+           a.patience == b.patience && a.zero_init_residual == b.zero_init_residual &&
+           a.ghost_batch == b.ghost_batch && a.noise_scale_beta == b.noise_scale_beta &&
+           a.targets == b.targets && a.optimizer == b.optimizer && a.lr_scaling == b.lr_scaling &&
+           a.reference_batch == b.reference_batch && a.beta1 == b.beta1 && a.beta2 == b.beta2 &&
+           a.eps == b.eps && a.trust_coefficient == b.trust_coefficient && a.larc == b.larc &&
+           a.trust_clamp == b.trust_clamp && a.grad_averaging == b.grad_averaging &&
+           a.adapt_norm_and_bias == b.adapt_norm_and_bias && a.poly_power == b.poly_power &&
+           a.warmup == b.warmup;
 }
 
 QByteArray to_document(const RunSpec& spec) {
@@ -96,10 +121,73 @@ class TestRunSpecJson : public QObject {
         QVERIFY(same(scalelab::run_spec_from_json(to_document(changed)), changed));
     }
 
+    // Each field alone changed from its default reads back changed: `same` misses none.
+    void each_changed_field_alone_round_trips() {
+        const RunSpec changed = spec_with_every_field_changed();
+        const QJsonObject all = scalelab::run_spec_to_json(changed);
+        for (const QString& key : scalelab::run_spec_json_keys()) {
+            QJsonObject one;
+            one.insert(key, all.value(key));
+            const RunSpec read = scalelab::run_spec_from_json(QJsonDocument(one).toJson());
+            QVERIFY2(!same(read, RunSpec{}), qPrintable(key));
+        }
+    }
+
+    void every_enum_round_trips_each_value() {
+        for (auto v : {scalelab::OptimizerKind::Sgd, scalelab::OptimizerKind::Lars,
+                       scalelab::OptimizerKind::Lamb, scalelab::OptimizerKind::NovoGrad,
+                       scalelab::OptimizerKind::AdamW}) {
+            RunSpec spec;
+            spec.optimizer = v;
+            QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).optimizer, v);
+        }
+        for (auto v : {scalelab::ScheduleKind::Poly, scalelab::ScheduleKind::Exp}) {
+            RunSpec spec;
+            spec.schedule = v;
+            QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).schedule, v);
+        }
+        for (auto v : {scalelab::WarmupKind::Gradual, scalelab::WarmupKind::PerEpoch,
+                       scalelab::WarmupKind::Constant}) {
+            RunSpec spec;
+            spec.warmup = v;
+            QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).warmup, v);
+        }
+        for (auto v :
+             {scalelab::LrScaling::None, scalelab::LrScaling::Linear, scalelab::LrScaling::Sqrt}) {
+            RunSpec spec;
+            spec.lr_scaling = v;
+            QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).lr_scaling, v);
+        }
+        for (auto v : {scalelab::Augmentation::None, scalelab::Augmentation::Flip,
+                       scalelab::Augmentation::CropFlip, scalelab::Augmentation::Assessment}) {
+            RunSpec spec;
+            spec.augment = v;
+            QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).augment, v);
+        }
+    }
+
+    void empty_targets_round_trip() {
+        RunSpec spec;
+        spec.targets.clear();
+        QVERIFY(scalelab::run_spec_to_json(spec).value("targets").isArray());
+        QVERIFY(scalelab::run_spec_from_json(to_document(spec)).targets.empty());
+    }
+
     void every_field_has_a_key_named_as_the_field() {
         const QJsonObject json = scalelab::run_spec_to_json(spec_with_every_field_changed());
-        QCOMPARE(json.size(), 35);
+        QCOMPARE(json.size(), 52);
         QCOMPARE(json.value("schedule").toString(), QString("multistep"));
+        QCOMPARE(json.value("augment").toString(), QString("crop-flip"));
+        QCOMPARE(json.value("optimizer").toString(), QString("novograd"));
+        QCOMPARE(json.value("lr_scaling").toString(), QString("sqrt"));
+        QCOMPARE(json.value("warmup").toString(), QString("constant"));
+        QCOMPARE(json.value("warmup_length").toDouble(), 500.0);
+        QCOMPARE(json.value("reference_batch").toInt(), 512);
+        QCOMPARE(json.value("ghost_batch").toInt(), 32);
+        QCOMPARE(json.value("larc").toBool(), true);
+        const QJsonArray targets = json.value("targets").toArray();
+        QCOMPARE(targets.size(), 3);
+        QCOMPARE(targets[1].toDouble(), 0.75);
         QCOMPARE(json.value("warmup_unit").toString(), QString("steps"));
         QCOMPARE(json.value("decay_norm_and_bias").toBool(), false);
         QCOMPARE(json.value("milestones").toArray().size(), 3);
@@ -159,6 +247,13 @@ class TestRunSpecJson : public QObject {
         QVERIFY2(message.contains("\"devices\" must be a whole number"), qPrintable(message));
         message = error_of(R"({"sync_bn": "yes"})");
         QVERIFY2(message.contains("\"sync_bn\" must be true or false"), qPrintable(message));
+        message = error_of(R"({"targets": 0.9})");
+        QVERIFY2(message.contains("\"targets\" must be an array of numbers"), qPrintable(message));
+        message = error_of(R"({"targets": [0.85, "0.9"]})");
+        QVERIFY2(message.contains("\"targets\" must be an array of numbers"), qPrintable(message));
+        message = error_of(R"({"reference_batch": 256.5})");
+        QVERIFY2(message.contains("\"reference_batch\" must be a whole number"),
+                 qPrintable(message));
         message = error_of(R"({"seed": -1})");
         QVERIFY2(message.contains("\"seed\""), qPrintable(message));
     }
@@ -167,8 +262,23 @@ class TestRunSpecJson : public QObject {
         QString message = error_of(R"({"schedule": "exponential"})");
         QVERIFY2(message.contains("\"schedule\""), qPrintable(message));
         QVERIFY2(message.contains("\"cosine\""), qPrintable(message));
+        QVERIFY2(message.contains("\"poly\"") && message.contains("\"exp\""), qPrintable(message));
         message = error_of(R"({"warmup_unit": "minutes"})");
         QVERIFY2(message.contains("\"steps\""), qPrintable(message));
+        message = error_of(R"({"optimizer": "adam"})");
+        QVERIFY2(message.contains("\"optimizer\" must be one of \"sgd\", \"lars\", \"lamb\", "
+                                  "\"novograd\", \"adamw\""),
+                 qPrintable(message));
+        message = error_of(R"({"lr_scaling": "cubic"})");
+        QVERIFY2(message.contains("\"linear\"") && message.contains("\"sqrt\""),
+                 qPrintable(message));
+        message = error_of(R"({"warmup": 2})");
+        QVERIFY2(message.contains("\"warmup\"") && message.contains("\"per-epoch\""),
+                 qPrintable(message));
+        // augment was a switch; it is a name now.
+        message = error_of(R"({"augment": true})");
+        QVERIFY2(message.contains("\"augment\"") && message.contains("\"crop-flip\""),
+                 qPrintable(message));
     }
 
     void every_problem_is_reported_at_once() {

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "data/batch_loader.h"
+#include "data/rng.h"
 #include "data/sampler.h"
 #include "error.h"
 
@@ -285,12 +286,13 @@ class TestBatchLoader : public QObject {
         const Normalization norm = identity(1);
         LoaderConfig cfg;
         cfg.batch = 32;
-        cfg.augment = true;
+        cfg.augment = AugmentMode::CropFlip;
         cfg.seed = 5;
         auto epoch_images = [&](const std::vector<std::uint32_t>& idx, int epoch,
-                                std::uint64_t seed) {
+                                std::uint64_t seed, int rank = 0) {
             LoaderConfig c = cfg;
             c.seed = seed;
+            c.rank = rank;
             BatchLoader loader(d, norm, c);
             loader.start_epoch(idx, epoch);
             std::vector<float> all;
@@ -301,11 +303,13 @@ class TestBatchLoader : public QObject {
         };
         const std::vector<float> a = epoch_images(iota(300), 0, 5);
         QCOMPARE(a.size(), std::size_t(300 * 64));
-        QVERIFY(a == epoch_images(iota(300), 0, 5));  // same seed and epoch: identical
-        QVERIFY(a != epoch_images(iota(300), 1, 5));  // another epoch: different
-        QVERIFY(a != epoch_images(iota(300), 0, 6));  // another seed: different
+        QVERIFY(a == epoch_images(iota(300), 0, 5));     // same seed and epoch: identical
+        QVERIFY(a != epoch_images(iota(300), 1, 5));     // another epoch: different
+        QVERIFY(a != epoch_images(iota(300), 0, 6));     // another seed: different
+        QVERIFY(a != epoch_images(iota(300), 0, 5, 1));  // another rank: different
+        QVERIFY(epoch_images(iota(300), 2, 5, 3) == epoch_images(iota(300), 2, 5, 3));
 
-        // A sample's augmentation depends on (seed, epoch, sample), not on where it sits in
+        // A sample's augmentation depends on (seed, rank, epoch, sample), not on where it sits in
         // the epoch or the batch: reversed order gives the reversed images.
         std::vector<std::uint32_t> reversed = iota(300);
         std::reverse(reversed.begin(), reversed.end());
@@ -329,6 +333,81 @@ class TestBatchLoader : public QObject {
         QCOMPARE(int(dxs.size()), 9);
         QCOMPARE(int(dys.size()), 9);
         QVERIFY2(flips > 100 && flips < 200, qPrintable(QString::number(flips)));
+    }
+
+    // Every mode: deterministic for a given (seed, rank, epoch), different across ranks and
+    // epochs, the batch shaped as without augmentation; flip only mirrors; the assessment's
+    // pixel values (identity normalisation) stay in [0, 255] and change every image.
+    void everyModeDeterministicPerSeedRankEpoch() {
+        const int count = 200, c = 3, h = 8, w = 8;
+        Dataset d;
+        d.channels = c;
+        d.height = h;
+        d.width = w;
+        SplitMix64 bytes(99);
+        for (int i = 0; i < count * c * h * w; ++i) {
+            d.images.push_back(std::uint8_t(bytes.below(256)));
+        }
+        d.labels.assign(std::size_t(count), 1);
+        const std::size_t image = d.image_size();
+        for (const AugmentMode mode :
+             {AugmentMode::Flip, AugmentMode::CropFlip, AugmentMode::Assessment}) {
+            const QString name = QString("mode %1").arg(int(mode));
+            auto run = [&](int epoch, int rank) {
+                LoaderConfig cfg;
+                cfg.batch = 48;
+                cfg.augment = mode;
+                cfg.seed = 21;
+                cfg.rank = rank;
+                BatchLoader loader(d, identity(c), cfg);
+                loader.start_epoch(iota(std::size_t(count)), epoch);
+                std::vector<float> all;
+                while (const Batch* b = loader.next()) {
+                    if (b->images.size() != std::size_t(b->size) * image) {
+                        return std::vector<float>{};
+                    }
+                    all.insert(all.end(), b->images.begin(), b->images.end());
+                }
+                return all;
+            };
+            const std::vector<float> base = run(1, 0);
+            QVERIFY2(base.size() == std::size_t(count) * image, qPrintable(name));
+            QVERIFY2(base == run(1, 0), qPrintable(name));
+            QVERIFY2(run(4, 2) == run(4, 2), qPrintable(name));
+            QVERIFY2(base != run(1, 1), qPrintable(name));  // another rank
+            QVERIFY2(base != run(2, 0), qPrintable(name));  // another epoch
+
+            int unchanged = 0, mirrored = 0;
+            for (int i = 0; i < count; ++i) {
+                const std::uint8_t* src = d.images.data() + std::size_t(i) * image;
+                const float* out = base.data() + std::size_t(i) * image;
+                bool same = true, mirror = true;
+                for (int ch = 0; ch < c; ++ch) {
+                    for (int y = 0; y < h; ++y) {
+                        for (int x = 0; x < w; ++x) {
+                            const std::size_t o = (std::size_t(ch) * h + y) * w;
+                            const long v = std::lround(out[o + std::size_t(x)]);
+                            same = same && v == src[o + std::size_t(x)];
+                            mirror = mirror && v == src[o + std::size_t(w - 1 - x)];
+                            if (mode == AugmentMode::Assessment) {
+                                QVERIFY2(out[o + std::size_t(x)] > -1e-3f &&
+                                             out[o + std::size_t(x)] < 255.001f,
+                                         qPrintable(name));
+                            }
+                        }
+                    }
+                }
+                unchanged += same ? 1 : 0;
+                mirrored += mirror ? 1 : 0;
+            }
+            if (mode == AugmentMode::Flip) {  // each image mirrored or not, both often
+                QCOMPARE(unchanged + mirrored, count);
+                QVERIFY2(mirrored > 60 && mirrored < 140, qPrintable(QString::number(mirrored)));
+            } else {  // none left untouched (a crop of (0, 0) unflipped is 1 in 162)
+                QVERIFY2(unchanged <= (mode == AugmentMode::CropFlip ? 6 : 0),
+                         qPrintable(name + QString(": %1 unchanged").arg(unchanged)));
+            }
+        }
     }
 
     void noAugmentationIsExact() {

@@ -37,6 +37,65 @@ std::unique_ptr<nn::Sequential> seq(std::string name) {
     return std::make_unique<nn::Sequential>(std::move(name));
 }
 
+// A layer wrapped as {layer, flatten} in a Model, run by hand: forward and backward with a
+// given input and output gradient (GradientCheck draws its own), in training mode.
+class Runner {
+  public:
+    Runner(std::unique_ptr<nn::Layer> layer, Shape input) : backend_(1) {
+        auto root = seq("run");
+        root->add(std::move(layer)).emplace<nn::Flatten>("flatten");
+        root_ = root.get();
+        model_ = std::make_unique<nn::Model>(std::move(root), input, backend_, 1);
+    }
+    nn::Model& model() { return *model_; }
+    std::vector<float> forward(std::span<const float> x, Shape shape) {
+        shape_ = shape;
+        const Tensor y = root_->forward(
+            Tensor{TensorDesc{shape, nullptr}, const_cast<float*>(x.data())}, context());
+        return std::vector<float>(y.data, y.data + root_->output_shape(shape).numel());
+    }
+    std::vector<float> backward(std::span<const float> dy) {
+        const Tensor dx = root_->backward(
+            Tensor{TensorDesc{root_->output_shape(shape_), nullptr}, const_cast<float*>(dy.data())},
+            context(), true);
+        return std::vector<float>(dx.data, dx.data + shape_.numel());
+    }
+
+  private:
+    nn::Context context() { return nn::Context{backend_, true, 42, {}, nullptr}; }
+    cpu::CpuBackend backend_;
+    nn::Sequential* root_ = nullptr;
+    std::unique_ptr<nn::Model> model_;
+    Shape shape_;
+};
+
+void expect_close(std::span<const float> a, std::span<const float> b, const char* what,
+                  double tolerance = 1e-5) {
+    QCOMPARE(a.size(), b.size());
+    double worst = 0;
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        const double e = std::abs(double(a[i]) - b[i]) / std::max(1.0, std::abs(double(b[i])));
+        if (e > worst)
+            worst = e, at = i;
+    }
+    QVERIFY2(worst < tolerance, qPrintable(QString("%1: %2 at %3 (%4 vs %5)")
+                                               .arg(what)
+                                               .arg(worst)
+                                               .arg(at)
+                                               .arg(a.empty() ? 0.0 : a[at])
+                                               .arg(b.empty() ? 0.0 : b[at])));
+}
+
+std::vector<float> uniform(std::size_t n, unsigned seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(n);
+    for (auto& e : v)
+        e = u(rng);
+    return v;
+}
+
 }  // namespace
 
 class LayerGradients : public QObject {
@@ -225,6 +284,140 @@ class LayerGradients : public QObject {
         }
     }
 
+    void ghost_batch_norm_data() {
+        QTest::addColumn<bool>("relu");
+        QTest::addColumn<int>("channels");
+        QTest::addColumn<bool>("behind_conv");
+        QTest::addColumn<int>("slices");
+        QTest::newRow("plain nchw, 2 slices") << false << 3 << false << 2;
+        QTest::newRow("plain nchw + relu, 3 slices") << true << 3 << false << 3;
+        QTest::newRow("16 channels (blocked), 2 slices") << false << 16 << true << 2;
+        QTest::newRow("16 channels (blocked) + relu, 2 slices") << true << 16 << true << 2;
+        QTest::newRow("24 channels (padded block) + relu, 3 slices") << true << 24 << true << 3;
+    }
+    void ghost_batch_norm() {
+        // Ghost batch norm with virtual batches of g on a batch of k g is k separate batch
+        // norms (same gamma and beta) on the k slices: the same outputs and input gradients
+        // slice by slice, parameter gradients that are the sums of the slices' (the conv's
+        // too), and running statistics updated once per slice in order. In every layout the
+        // models hand it; then the finite-difference check.
+        QFETCH(bool, relu);
+        QFETCH(int, channels);
+        QFETCH(bool, behind_conv);
+        QFETCH(int, slices);
+        const int g = 2;
+        const Shape full{g * slices, 3, 5, 5}, slice{g, 3, 5, 5};
+        auto layer = [&](int ghost) {
+            auto s = seq("conv-bn");
+            if (behind_conv)
+                s->emplace<nn::Conv2d>("conv", Conv2dConfig{3, channels, 3, 1, 1, false});
+            s->emplace<nn::BatchNorm>(
+                "bn", channels, nn::BatchNormOptions{.fused_relu = relu, .ghost_batch = ghost});
+            return s;
+        };
+        Runner ghosted(layer(g), full), separate(layer(0), slice);
+        // Not the initial gamma = 1, beta = 0: every parameter must matter.
+        const auto params = uniform(ghosted.model().params().size(), 5, 0.5f, 1.5f);
+        std::copy(params.begin(), params.end(), ghosted.model().params().begin());
+        std::copy(params.begin(), params.end(), separate.model().params().begin());
+        const auto x = uniform(full.numel(), 6, -2.0f, 3.0f);
+        const std::size_t out_per_slice = std::size_t(g) * channels * 25;
+        const auto dy = uniform(out_per_slice * std::size_t(slices), 7);
+
+        const auto y = ghosted.forward(x, full);
+        const auto dx = ghosted.backward(dy);
+        const std::vector<float> grads(ghosted.model().grads().begin(),
+                                       ghosted.model().grads().end());
+        std::vector<float> y_sep, dx_sep;
+        std::vector<double> grad_sum(grads.size(), 0.0);
+        for (int i = 0; i < slices; ++i) {
+            const auto yi = separate.forward(
+                std::span<const float>(x).subspan(std::size_t(i) * slice.numel(), slice.numel()),
+                slice);
+            const auto dxi = separate.backward(
+                std::span<const float>(dy).subspan(std::size_t(i) * out_per_slice, out_per_slice));
+            y_sep.insert(y_sep.end(), yi.begin(), yi.end());
+            dx_sep.insert(dx_sep.end(), dxi.begin(), dxi.end());
+            for (std::size_t j = 0; j < grads.size(); ++j)
+                grad_sum[j] += separate.model().grads()[j];
+        }
+        const std::vector<float> grads_sep(grad_sum.begin(), grad_sum.end());
+        expect_close(y, y_sep, "output");
+        expect_close(dx, dx_sep, "input gradient");
+        expect_close(grads, grads_sep, "parameter gradients", 1e-4);
+        expect_close(ghosted.model().state(), separate.model().state(), "running statistics");
+
+        GradientCheck check(layer(g), full);
+        const auto err = check.check(40, 1e-3, kTolerance);
+        QVERIFY2(err.worst < kTolerance, err.where.c_str());
+        QVERIFY(err.checked > 20);
+    }
+
+    void ghost_batch_norm_is_ordinary_batch_norm_where_the_batch_does_not_split() {
+        // n <= g or n not a multiple of g (the last batch of an epoch): statistics over the
+        // whole batch; and evaluation never uses ghost batches.
+        for (const Shape in : {Shape{6, 16, 3, 3}, Shape{4, 16, 3, 3}, Shape{3, 16, 3, 3}}) {
+            auto layer = [](int ghost) {
+                auto s = seq("conv-bn");
+                s->emplace<nn::Conv2d>("conv", Conv2dConfig{16, 16, 3, 1, 1, false})
+                    .emplace<nn::BatchNorm>("bn", 16, nn::BatchNormOptions{.ghost_batch = ghost});
+                return s;
+            };
+            GradientCheck ghosted(layer(4), in), ordinary(layer(0), in);
+            expect_close(ghosted.output(true), ordinary.output(true), "training output");
+            expect_close(ghosted.analytic(), ordinary.analytic(), "input gradient");
+            expect_close(ghosted.model().grads(), ordinary.model().grads(), "parameter gradients");
+            expect_close(ghosted.output(false), ordinary.output(false), "inference output");
+        }
+        // The test above would pass for a layer that ignored ghost_batch; it must not.
+        auto ghost = seq("bn");
+        ghost->emplace<nn::BatchNorm>("bn", 2, nn::BatchNormOptions{.ghost_batch = 2});
+        GradientCheck ghosted(std::move(ghost), Shape{4, 2, 2, 2}),
+            ordinary(std::make_unique<nn::BatchNorm>("bn", 2), Shape{4, 2, 2, 2});
+        expect_close(ghosted.output(false), ordinary.output(false), "inference output");
+        const auto a = ghosted.output(true), b = ordinary.output(true);
+        QVERIFY(!std::equal(a.begin(), a.end(), b.begin()));
+    }
+
+    void ghost_batch_norm_refuses_sync_bn() {
+        auto group = comm::ThreadGroup::create(1);
+        auto one_rank = group->communicator(0);
+        GradientCheck check(
+            std::make_unique<nn::BatchNorm>("bn", 2, nn::BatchNormOptions{.ghost_batch = 2}),
+            Shape{4, 2, 2, 2});
+        check.set_sync_bn(one_rank.get());
+        try {
+            check.output(true);
+            QFAIL("no error for ghost_batch with sync_bn");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::InvalidSpec);
+            QVERIFY2(QString(e.what()).contains("ghost_batch and sync_bn cannot be combined"),
+                     e.what());
+        }
+    }
+
+    void zero_gamma_before_a_fused_relu_stops_every_gradient() {
+        // Why the zoo refuses zero_init_residual for wrn, whose block bodies end in batch norm
+        // + ReLU: with gamma = 0 (and beta = 0) the output is relu(0) = 0, and the ReLU passes
+        // no gradient at 0, so nothing below it, gamma and beta included, ever gets one. Without
+        // the ReLU (the ResNets' .2.bn), gamma's gradient sum(dy xhat) is not 0.
+        for (const bool relu : {true, false}) {
+            auto s = seq("conv-bn");
+            s->emplace<nn::Conv2d>("conv", Conv2dConfig{3, 16, 3, 1, 1, false})
+                .emplace<nn::BatchNorm>(
+                    "bn", 16, nn::BatchNormOptions{.fused_relu = relu, .initial_scale = 0.0f});
+            GradientCheck check(std::move(s), Shape{2, 3, 4, 4});
+            const auto y = check.output(true);
+            QVERIFY(std::all_of(y.begin(), y.end(), [](float v) { return v == 0.0f; }));
+            const auto dx = check.analytic();
+            const auto grads = check.model().grads();
+            const bool all_zero =
+                std::all_of(dx.begin(), dx.end(), [](float v) { return v == 0.0f; }) &&
+                std::all_of(grads.begin(), grads.end(), [](float v) { return v == 0.0f; });
+            QCOMPARE(all_zero, relu);
+        }
+    }
+
     void relu() { expect_gradients_match(std::make_unique<nn::Relu>("relu"), Shape{2, 4, 5, 5}); }
 
     void pooling_data() {
@@ -316,7 +509,7 @@ class LayerGradients : public QObject {
     void whole_models() {
         QFETCH(QString, name);
         QFETCH(int, size);
-        expect_gradients_match(nn::build_model(name.toStdString(), 1, size, 1),
+        expect_gradients_match(nn::build_model(name.toStdString(), 1, size, {.width = 1}),
                                Shape{3, 1, size, size}, 40);
     }
 

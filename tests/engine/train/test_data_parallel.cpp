@@ -76,7 +76,8 @@ Replicas train_steps(
                                 *comm, sync_bn.get());
             workers[std::size_t(rank)] = &worker;
             worker.broadcast_initial_state();
-            data::BatchLoader loader(data.train, norm, {spec.batch, false, false, 1, spec.seed});
+            data::BatchLoader loader(data.train, norm,
+                                     {spec.batch, false, data::AugmentMode::None, 1, spec.seed});
             loader.start_epoch(
                 data::EpochSampler(data.train.count(), spec.seed, spec.devices, rank).indices(0),
                 0);

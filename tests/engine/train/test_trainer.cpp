@@ -63,7 +63,7 @@ class TrainerTest : public QObject {
     void same_seed_gives_identical_curves() {
         const auto data = synthetic(1024, 256);
         RunSpec spec = small_spec("cnn");
-        spec.augment = true;
+        spec.augment = Augmentation::CropFlip;
         RecordingSink a, b, c;
         Trainer(spec, data, a).run();
         Trainer(spec, data, b).run();
@@ -92,6 +92,45 @@ class TrainerTest : public QObject {
         const auto n = sink.epochs.size();
         QVERIFY(sink.epochs[n - 1].val_accuracy >= 0.5 && sink.epochs[n - 2].val_accuracy >= 0.5);
         QCOMPARE(end.epoch, int(n));
+    }
+
+    void records_when_each_target_is_first_reached() {
+        const auto data = synthetic(1024, 256);
+        RunSpec spec = small_spec("mlp");
+        spec.epochs = 4;
+        spec.targets = {0.3, 0.9, 0.99999};
+        RecordingSink sink;
+        const RunEnd end = Trainer(spec, data, sink).run();
+        QCOMPARE(end.status, RunStatus::Finished);
+        // Each reached target appears once, in the epoch row of its first crossing.
+        std::vector<TargetReached> from_epochs;
+        for (const auto& e : sink.epochs) {
+            for (const auto& r : e.reached) {
+                QCOMPARE(r.epoch, e.epoch);
+                QVERIFY(e.val_accuracy >= r.target);
+                from_epochs.push_back(r);
+            }
+        }
+        QCOMPARE(end.targets.size(), from_epochs.size());
+        QVERIFY(!end.targets.empty());
+        QCOMPARE(end.targets.front().target, 0.3);
+        QCOMPARE(end.targets.front().epoch, 1);  // reached at the first evaluation
+        QCOMPARE(end.targets.front().images, 1024.0);
+        QVERIFY(end.targets.front().seconds > 0);
+        // Reported exactly when some evaluation reached it.
+        double best = 0;
+        for (const auto& e : sink.epochs)
+            best = std::max(best, e.val_accuracy);
+        for (double t : spec.targets) {
+            const bool reported =
+                std::any_of(end.targets.begin(), end.targets.end(),
+                            [&](const TargetReached& r) { return r.target == t; });
+            QCOMPARE(reported, best >= t);
+        }
+        // A target is not reported again in later epochs.
+        QCOMPARE(int(std::count_if(from_epochs.begin(), from_epochs.end(),
+                                   [](const TargetReached& r) { return r.target == 0.3; })),
+                 1);
     }
 
     void a_non_finite_loss_ends_the_run_as_diverged() {
@@ -146,7 +185,7 @@ class TrainerTest : public QObject {
     void schedule_and_warmup_reach_the_steps() {
         const auto data = synthetic(1024, 256);
         RunSpec spec = small_spec("mlp");
-        spec.warmup = 1;  // one epoch = 16 steps, from 0.1 lr
+        spec.warmup_length = 1;  // one epoch = 16 steps, from 0.1 lr
         RecordingSink sink;
         Trainer(spec, data, sink).run();
         QCOMPARE(sink.steps.front().lr, 0.1 * spec.lr);

@@ -1,0 +1,107 @@
+// The gradient-noise-scale estimator on synthetic per-sample gradients with a known mean G and
+// covariance Sigma = s^2 I: B_simple = tr(Sigma) / |G|^2 = D s^2 / |G|^2 must be recovered
+// within 10%; and the trainer reports it on several devices and with accumulation.
+
+#include <QtTest>
+#include <random>
+
+#include "data/synthetic.h"
+#include "recording_sink.h"
+#include "train/noise_scale.h"
+#include "train/trainer.h"
+
+using namespace scalelab;
+
+class NoiseScale : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void recovers_b_simple_of_known_gradients_data() {
+        QTest::addColumn<double>("sigma");
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<int>("b_small");
+        QTest::newRow("B_simple 12.5, 4 x 8") << 0.5 << 4 << 8;
+        QTest::newRow("B_simple 200, 8 x 32") << 2.0 << 8 << 32;
+        QTest::newRow("B_simple 0.5, 2 x 4") << 0.1 << 2 << 4;
+    }
+    void recovers_b_simple_of_known_gradients() {
+        QFETCH(double, sigma);
+        QFETCH(int, devices);
+        QFETCH(int, b_small);
+        constexpr int dims = 50;
+        const double g = 1.0 / std::sqrt(double(dims));  // |G|^2 = 1
+        const double expected = dims * sigma * sigma;
+        std::mt19937_64 rng(11);
+        std::normal_distribution<double> noise(0.0, sigma);
+        NoiseScaleEstimator estimator(0.999);
+        const int b_big = devices * b_small;
+        for (int step = 0; step < 6000; ++step) {
+            std::vector<double> big(dims, 0.0);
+            double small_sq = 0;
+            for (int d = 0; d < devices; ++d) {
+                std::vector<double> small(dims, 0.0);
+                for (int s = 0; s < b_small; ++s)
+                    for (int i = 0; i < dims; ++i)
+                        small[std::size_t(i)] += g + noise(rng);
+                double sq = 0;
+                for (int i = 0; i < dims; ++i) {
+                    small[std::size_t(i)] /= b_small;
+                    sq += small[std::size_t(i)] * small[std::size_t(i)];
+                    big[std::size_t(i)] += small[std::size_t(i)] / devices;
+                }
+                small_sq += sq / devices;
+            }
+            double big_sq = 0;
+            for (double x : big)
+                big_sq += x * x;
+            estimator.add(small_sq, b_small, big_sq, b_big);
+        }
+        const double got = estimator.b_simple();
+        QVERIFY2(std::abs(got - expected) < 0.1 * expected,
+                 qPrintable(QString("B_simple %1, expected %2").arg(got).arg(expected)));
+    }
+
+    void undefined_without_two_batch_sizes() {
+        NoiseScaleEstimator estimator;
+        QVERIFY(std::isnan(estimator.b_simple()));
+        estimator.add(1.0, 32, 1.0, 32);  // B_small == B_big: nothing to learn
+        QVERIFY(std::isnan(estimator.b_simple()));
+        estimator.add(0.0, 8, 0.0, 32);  // zero gradients never give NaN... nor a value
+        QVERIFY(std::isnan(estimator.b_simple()));
+    }
+
+    void the_trainer_reports_it_data() {
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<int>("accumulation");
+        QTest::addColumn<bool>("defined");
+        QTest::newRow("2 devices") << 2 << 1 << true;
+        QTest::newRow("1 device, 4 micro-batches") << 1 << 4 << true;
+        QTest::newRow("1 device") << 1 << 1 << false;
+    }
+    void the_trainer_reports_it() {
+        QFETCH(int, devices);
+        QFETCH(int, accumulation);
+        QFETCH(bool, defined);
+        data::SyntheticConfig cfg;
+        cfg.train = 1024;
+        cfg.test = 128;
+        const auto data = data::make_synthetic(cfg);
+        RunSpec spec;
+        spec.model = "mlp";
+        spec.dataset = "synthetic";
+        spec.devices = devices;
+        spec.accumulation = accumulation;
+        spec.batch = 16;
+        spec.epochs = 1;
+        spec.threads = 1;
+        testing::RecordingSink sink;
+        QCOMPARE(Trainer(spec, data, sink).run().status, RunStatus::Finished);
+        const double last = sink.steps.back().noise_scale;
+        QCOMPARE(std::isfinite(last), defined);
+        if (defined)
+            QVERIFY2(last > 0, qPrintable(QString::number(last)));
+    }
+};
+
+QTEST_APPLESS_MAIN(NoiseScale)
+#include "test_noise_scale.moc"
