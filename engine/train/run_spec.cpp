@@ -40,14 +40,16 @@ using Names = std::array<std::pair<Enum, std::string_view>, N>;
 template <typename Enum, std::size_t N>
 std::string_view name_of(const Names<Enum, N>& names, Enum value) {
     for (const auto& [e, name] : names)
-        if (e == value) return name;
+        if (e == value)
+            return name;
     return names[0].second;
 }
 
 template <typename Enum, std::size_t N>
 std::optional<Enum> parse_name(const Names<Enum, N>& names, std::string_view s) {
     for (const auto& [e, name] : names)
-        if (name == s) return e;
+        if (name == s)
+            return e;
     return std::nullopt;
 }
 
@@ -76,27 +78,39 @@ constexpr Names<Augmentation, 4> augmentation_names{{{Augmentation::None, "none"
 
 }  // namespace
 
-std::string_view to_string(ScheduleKind v) { return name_of(schedule_names, v); }
+std::string_view to_string(ScheduleKind v) {
+    return name_of(schedule_names, v);
+}
 std::optional<ScheduleKind> parse_schedule(std::string_view s) {
     return parse_name(schedule_names, s);
 }
-std::string_view to_string(WarmupUnit v) { return name_of(warmup_unit_names, v); }
+std::string_view to_string(WarmupUnit v) {
+    return name_of(warmup_unit_names, v);
+}
 std::optional<WarmupUnit> parse_warmup_unit(std::string_view s) {
     return parse_name(warmup_unit_names, s);
 }
-std::string_view to_string(WarmupKind v) { return name_of(warmup_kind_names, v); }
+std::string_view to_string(WarmupKind v) {
+    return name_of(warmup_kind_names, v);
+}
 std::optional<WarmupKind> parse_warmup_kind(std::string_view s) {
     return parse_name(warmup_kind_names, s);
 }
-std::string_view to_string(OptimizerKind v) { return name_of(optimizer_names, v); }
+std::string_view to_string(OptimizerKind v) {
+    return name_of(optimizer_names, v);
+}
 std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
     return parse_name(optimizer_names, s);
 }
-std::string_view to_string(LrScaling v) { return name_of(lr_scaling_names, v); }
+std::string_view to_string(LrScaling v) {
+    return name_of(lr_scaling_names, v);
+}
 std::optional<LrScaling> parse_lr_scaling(std::string_view s) {
     return parse_name(lr_scaling_names, s);
 }
-std::string_view to_string(Augmentation v) { return name_of(augmentation_names, v); }
+std::string_view to_string(Augmentation v) {
+    return name_of(augmentation_names, v);
+}
 std::optional<Augmentation> parse_augmentation(std::string_view s) {
     return parse_name(augmentation_names, s);
 }
@@ -104,9 +118,12 @@ std::optional<Augmentation> parse_augmentation(std::string_view s) {
 double effective_lr(const RunSpec& spec) {
     const double k = double(spec.devices) * spec.batch * spec.accumulation / spec.reference_batch;
     switch (spec.lr_scaling) {
-        case LrScaling::None: return spec.lr;
-        case LrScaling::Linear: return spec.lr * k;
-        case LrScaling::Sqrt: return spec.lr * std::sqrt(k);
+        case LrScaling::None:
+            return spec.lr;
+        case LrScaling::Linear:
+            return spec.lr * k;
+        case LrScaling::Sqrt:
+            return spec.lr * std::sqrt(k);
     }
     return spec.lr;
 }
@@ -184,8 +201,13 @@ std::vector<std::string> RunSpec::validate() const {
     require(finite(poly_power) && poly_power > 0 && poly_power <= 10,
             "poly_power must be in (0, 10]");
     require(ghost_batch >= 0 && (ghost_batch == 0 || batch % ghost_batch == 0),
-            "ghost_batch must be 0 (off) or divide the batch per device (" +
-                std::to_string(batch) + ")");
+            "ghost_batch must be 0 (off) or divide the batch per device (" + std::to_string(batch) +
+                ")");
+    require(ghost_batch == 0 || !sync_bn, "ghost_batch and sync_bn cannot be combined: choose one");
+    require(!zero_init_residual || model == "resnet8" || model == "resnet20",
+            "zero_init_residual needs resnet8 or resnet20 (wrn's last batch norm feeds a ReLU, "
+            "whose gradient at 0 would stop its blocks from learning; mlp and cnn have no "
+            "residual blocks)");
     require(finite(noise_scale_beta) && noise_scale_beta >= 0 && noise_scale_beta < 1,
             "noise_scale_beta must be in [0, 1)");
     require(targets.size() <= 16 &&

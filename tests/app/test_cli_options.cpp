@@ -140,7 +140,9 @@ class TestCliOptions : public QObject {
     }
 
     void large_batch_flags_map_onto_their_fields() {
-        const auto parsed = parse_train_options({"--optimizer",
+        const auto parsed = parse_train_options({"--model",
+                                                 "resnet8",
+                                                 "--optimizer",
                                                  "lamb",
                                                  "--lr-scaling",
                                                  "sqrt",
