@@ -17,6 +17,7 @@
 #include "error.h"
 #include "optim/lars.h"
 #include "optim/make_optimizer.h"
+#include "optimizer_test_support.h"
 #include "train/run_spec.h"
 
 using scalelab::Error;
@@ -29,35 +30,11 @@ using scalelab::optim::Optimizer;
 using scalelab::optim::ParamRole;
 using scalelab::optim::ParamSegment;
 
+using scalelab::testing::all_finite;
+using scalelab::testing::near;
+using scalelab::testing::weight_and_bias;
+
 namespace {
-
-// The optimiser computes in float; hand values are decimals or short expressions, so compare
-// with a tolerance a little above float rounding over a few steps.
-bool near(double actual, double expected, double tolerance = 1e-6) {
-    return std::abs(actual - expected) <= tolerance * std::max(1.0, std::abs(expected));
-}
-
-#define CHECK_VALUES(actual, ...)                                                      \
-    do {                                                                               \
-        const std::vector<double> expected_{__VA_ARGS__};                              \
-        QCOMPARE(static_cast<std::size_t>((actual).size()), expected_.size());         \
-        for (std::size_t i_ = 0; i_ < expected_.size(); ++i_) {                        \
-            QVERIFY2(near((actual)[i_], expected_[i_]),                                \
-                     qPrintable(QStringLiteral("index %1: got %2, expected %3")        \
-                                    .arg(i_)                                           \
-                                    .arg(static_cast<double>((actual)[i_]), 0, 'g', 9) \
-                                    .arg(expected_[i_], 0, 'g', 9)));                  \
-        }                                                                              \
-    } while (false)
-
-bool all_finite(const std::vector<float>& values) {
-    return std::all_of(values.begin(), values.end(), [](float x) { return std::isfinite(x); });
-}
-
-// A weight [0, 2) and a bias [2, 4).
-std::vector<ParamSegment> weight_and_bias() {
-    return {{"fc.weight", ParamRole::Weight, 0, 2}, {"fc.bias", ParamRole::Bias, 2, 2}};
-}
 
 LarsConfig no_momentum() {
     LarsConfig config;

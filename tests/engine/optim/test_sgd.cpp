@@ -14,6 +14,7 @@
 
 #include "error.h"
 #include "optim/sgd.h"
+#include "optimizer_test_support.h"
 
 using scalelab::Error;
 using scalelab::ErrorKind;
@@ -22,26 +23,9 @@ using scalelab::optim::ParamSegment;
 using scalelab::optim::Sgd;
 using scalelab::optim::SgdConfig;
 
+using scalelab::testing::near;
+
 namespace {
-
-// The optimiser computes in float; hand values are exact decimals, so compare with a tolerance
-// a little above float rounding over a few steps.
-bool near(double actual, double expected, double tolerance = 1e-6) {
-    return std::abs(actual - expected) <= tolerance * std::max(1.0, std::abs(expected));
-}
-
-#define CHECK_VALUES(actual, ...)                                                      \
-    do {                                                                               \
-        const std::vector<double> expected_{__VA_ARGS__};                              \
-        QCOMPARE(static_cast<std::size_t>((actual).size()), expected_.size());         \
-        for (std::size_t i_ = 0; i_ < expected_.size(); ++i_) {                        \
-            QVERIFY2(near((actual)[i_], expected_[i_]),                                \
-                     qPrintable(QStringLiteral("index %1: got %2, expected %3")        \
-                                    .arg(i_)                                           \
-                                    .arg(static_cast<double>((actual)[i_]), 0, 'g', 9) \
-                                    .arg(expected_[i_], 0, 'g', 9)));                  \
-        }                                                                              \
-    } while (false)
 
 std::vector<ParamSegment> one_weight(std::size_t size) {
     return {ParamSegment{"w", ParamRole::Weight, 0, size}};

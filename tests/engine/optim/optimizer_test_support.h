@@ -1,0 +1,45 @@
+#pragma once
+
+// What the optimiser tests share: a tolerant comparison against hand-computed values, a
+// finiteness check, and the two-tensor layout (a weight and a bias) they update.
+
+#include <QtTest>
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "optim/parameter_segment.h"
+
+namespace scalelab::testing {
+
+// The optimisers compute in float; hand values are decimals or short expressions, so compare
+// with a tolerance a little above float rounding over a few steps.
+inline bool near(double actual, double expected, double tolerance = 1e-6) {
+    return std::abs(actual - expected) <= tolerance * std::max(1.0, std::abs(expected));
+}
+
+inline bool all_finite(const std::vector<float>& values) {
+    return std::all_of(values.begin(), values.end(), [](float x) { return std::isfinite(x); });
+}
+
+// A weight [0, 2) and a bias [2, 4).
+inline std::vector<optim::ParamSegment> weight_and_bias() {
+    return {{"fc.weight", optim::ParamRole::Weight, 0, 2},
+            {"fc.bias", optim::ParamRole::Bias, 2, 2}};
+}
+
+}  // namespace scalelab::testing
+
+// Compares a buffer with the hand-computed values listed after it, naming the first index off.
+#define CHECK_VALUES(actual, ...)                                                      \
+    do {                                                                               \
+        const std::vector<double> expected_{__VA_ARGS__};                              \
+        QCOMPARE(static_cast<std::size_t>((actual).size()), expected_.size());         \
+        for (std::size_t i_ = 0; i_ < expected_.size(); ++i_) {                        \
+            QVERIFY2(scalelab::testing::near((actual)[i_], expected_[i_]),             \
+                     qPrintable(QStringLiteral("index %1: got %2, expected %3")        \
+                                    .arg(i_)                                           \
+                                    .arg(static_cast<double>((actual)[i_]), 0, 'g', 9) \
+                                    .arg(expected_[i_], 0, 'g', 9)));                  \
+        }                                                                              \
+    } while (false)
