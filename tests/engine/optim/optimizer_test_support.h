@@ -1,13 +1,16 @@
 #pragma once
 
 // What the optimiser tests share: a tolerant comparison against hand-computed values, a
-// finiteness check, and the two-tensor layout (a weight and a bias) they update.
+// finiteness check, the two-tensor layout (a weight and a bias) they update, and the outcome
+// of building an optimiser from a config.
 
 #include <QtTest>
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
 
+#include "error.h"
 #include "optim/parameter_segment.h"
 
 namespace scalelab::testing {
@@ -26,6 +29,19 @@ inline bool all_finite(const std::vector<float>& values) {
 inline std::vector<optim::ParamSegment> weight_and_bias() {
     return {{"fc.weight", optim::ParamRole::Weight, 0, 2},
             {"fc.bias", optim::ParamRole::Bias, 2, 2}};
+}
+
+// What building optimiser Opt with `config` says: "accepted", the InvalidSpec message, or
+// "wrong kind" for any other error.
+template <class Opt, class Config>
+std::string construction_error(const Config& config) {
+    try {
+        Opt optimizer(weight_and_bias(), config);
+    } catch (const Error& error) {
+        return error.kind() == ErrorKind::InvalidSpec ? std::string(error.what())
+                                                      : std::string("wrong kind");
+    }
+    return "accepted";
 }
 
 }  // namespace scalelab::testing

@@ -31,6 +31,7 @@ using scalelab::optim::ParamRole;
 using scalelab::optim::ParamSegment;
 
 using scalelab::testing::all_finite;
+using scalelab::testing::construction_error;
 using scalelab::testing::near;
 using scalelab::testing::weight_and_bias;
 
@@ -43,16 +44,6 @@ AdamWConfig base() {
     config.eps = 1e-8;
     config.weight_decay = 0.0;
     return config;
-}
-
-std::string config_error(const AdamWConfig& config) {
-    try {
-        AdamW adamw(weight_and_bias(), config);
-    } catch (const Error& error) {
-        return error.kind() == ErrorKind::InvalidSpec ? std::string(error.what())
-                                                      : std::string("wrong kind");
-    }
-    return "accepted";
 }
 
 }  // namespace
@@ -173,7 +164,7 @@ class TestAdamW : public QObject {
         config.beta2 = beta2;
         config.eps = eps;
         config.weight_decay = weightDecay;
-        const std::string message = config_error(config);
+        const std::string message = construction_error<AdamW>(config);
         QVERIFY2(message.find(mentions.toStdString()) != std::string::npos, message.c_str());
     }
 

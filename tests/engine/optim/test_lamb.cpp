@@ -33,6 +33,7 @@ using scalelab::optim::ParamRole;
 using scalelab::optim::ParamSegment;
 
 using scalelab::testing::all_finite;
+using scalelab::testing::construction_error;
 using scalelab::testing::near;
 using scalelab::testing::weight_and_bias;
 
@@ -42,16 +43,6 @@ LambConfig small_eps() {
     LambConfig config;
     config.eps = 1e-8;  // far below the tolerance: r = sign(g) on the first step
     return config;
-}
-
-std::string config_error(const LambConfig& config) {
-    try {
-        Lamb lamb(weight_and_bias(), config);
-    } catch (const Error& error) {
-        return error.kind() == ErrorKind::InvalidSpec ? std::string(error.what())
-                                                      : std::string("wrong kind");
-    }
-    return "accepted";
 }
 
 }  // namespace
@@ -252,7 +243,7 @@ class TestLamb : public QObject {
         config.eps = eps;
         config.weight_decay = weightDecay;
         config.trust_clamp = clamp;
-        const std::string message = config_error(config);
+        const std::string message = construction_error<Lamb>(config);
         QVERIFY2(message.find(mentions.toStdString()) != std::string::npos, message.c_str());
     }
 

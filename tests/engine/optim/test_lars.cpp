@@ -31,6 +31,7 @@ using scalelab::optim::ParamRole;
 using scalelab::optim::ParamSegment;
 
 using scalelab::testing::all_finite;
+using scalelab::testing::construction_error;
 using scalelab::testing::near;
 using scalelab::testing::weight_and_bias;
 
@@ -40,16 +41,6 @@ LarsConfig no_momentum() {
     LarsConfig config;
     config.momentum = 0;
     return config;
-}
-
-std::string config_error(const LarsConfig& config) {
-    try {
-        Lars lars(weight_and_bias(), config);
-    } catch (const Error& error) {
-        return error.kind() == ErrorKind::InvalidSpec ? std::string(error.what())
-                                                      : std::string("wrong kind");
-    }
-    return "accepted";
 }
 
 }  // namespace
@@ -256,7 +247,7 @@ class TestLars : public QObject {
         config.nesterov = nesterov;
         config.weight_decay = weightDecay;
         config.trust_coefficient = eta;
-        const std::string message = config_error(config);
+        const std::string message = construction_error<Lars>(config);
         QVERIFY2(message.find(mentions.toStdString()) != std::string::npos, message.c_str());
     }
 

@@ -31,6 +31,7 @@ using scalelab::optim::ParamRole;
 using scalelab::optim::ParamSegment;
 
 using scalelab::testing::all_finite;
+using scalelab::testing::construction_error;
 using scalelab::testing::near;
 using scalelab::testing::weight_and_bias;
 
@@ -42,16 +43,6 @@ NovoGradConfig base() {
     config.beta2 = 0.5;
     config.eps = 1e-8;
     return config;
-}
-
-std::string config_error(const NovoGradConfig& config) {
-    try {
-        NovoGrad novograd(weight_and_bias(), config);
-    } catch (const Error& error) {
-        return error.kind() == ErrorKind::InvalidSpec ? std::string(error.what())
-                                                      : std::string("wrong kind");
-    }
-    return "accepted";
 }
 
 }  // namespace
@@ -196,7 +187,7 @@ class TestNovoGrad : public QObject {
         config.beta2 = beta2;
         config.eps = eps;
         config.weight_decay = weightDecay;
-        const std::string message = config_error(config);
+        const std::string message = construction_error<NovoGrad>(config);
         QVERIFY2(message.find(mentions.toStdString()) != std::string::npos, message.c_str());
     }
 
