@@ -1,0 +1,243 @@
+#include "run_controller.h"
+
+#include <algorithm>
+#include <exception>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include <QString>
+
+#include <spdlog/spdlog.h>
+
+#include "data/load.h"
+#include "train/trainer.h"
+
+namespace scalelab {
+
+namespace {
+
+// Turns the trainer's callbacks into the controller's signals. Emitting a signal to a receiver
+// in another thread only posts an event, so the trainer never waits on the GUI.
+class SignalSink final : public MetricsSink {
+  public:
+    SignalSink(RunController& controller, int id) : controller_(controller), id_(id) {}
+
+    void on_start(const RunInfo& info) override { emit controller_.runStarted(id_, info); }
+    void on_step(const StepMetrics& step) override { emit controller_.stepReported(id_, step); }
+    void on_epoch(const EpochMetrics& epoch) override {
+        emit controller_.epochReported(id_, epoch);
+    }
+    void on_end(const RunEnd& end) override { emit controller_.runEnded(id_, end); }
+
+  private:
+    RunController& controller_;
+    int id_;
+};
+
+data::DatasetRequest dataset_request(const RunSpec& spec) {
+    data::DatasetRequest request;
+    request.name = spec.dataset;
+    request.dir = spec.data_dir;  // empty: load_dataset uses the dataset's default folder
+    request.synthetic.train = spec.synthetic_train;
+    request.synthetic.test = spec.synthetic_test;
+    request.synthetic.channels = spec.synthetic_channels;
+    request.synthetic.size = spec.synthetic_size;
+    request.synthetic.seed = spec.seed;
+    return request;
+}
+
+RunEnd ended(RunStatus status, std::string message) {
+    RunEnd end;
+    end.status = status;
+    end.message = std::move(message);
+    return end;
+}
+
+}  // namespace
+
+void register_run_metatypes() {
+    qRegisterMetaType<RunInfo>("scalelab::RunInfo");
+    qRegisterMetaType<StepMetrics>("scalelab::StepMetrics");
+    qRegisterMetaType<EpochMetrics>("scalelab::EpochMetrics");
+    qRegisterMetaType<RunEnd>("scalelab::RunEnd");
+}
+
+RunController::RunController(QObject* parent) : QObject(parent) {
+    register_run_metatypes();
+    worker_ = std::thread([this] { work(); });
+}
+
+RunController::~RunController() {
+    {
+        std::lock_guard lock(mutex_);
+        shutting_down_ = true;
+        queue_.clear();
+        cancel_current_ = true;
+        if (trainer_ != nullptr)
+            trainer_->cancel();
+    }
+    wake_.notify_all();
+    worker_.join();
+}
+
+int RunController::start(const RunSpec& spec) {
+    return enqueue({spec}).front();
+}
+
+std::vector<int> RunController::enqueue(std::vector<RunSpec> specs) {
+    std::vector<int> ids;
+    if (specs.empty())
+        return ids;
+    {
+        std::lock_guard lock(mutex_);
+        for (RunSpec& spec : specs) {
+            const int id = next_id_++;
+            queue_.push_back(Job{id, std::move(spec)});
+            ids.push_back(id);
+        }
+    }
+    wake_.notify_all();
+    emit queueChanged();
+    return ids;
+}
+
+void RunController::stop(int id) {
+    bool removed = false;
+    bool cancelled = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (id != 0 && id == current_) {
+            cancel_current_ = true;
+            cancelled = true;
+            if (trainer_ != nullptr)
+                trainer_->cancel();
+        } else {
+            const auto it = std::find_if(queue_.begin(), queue_.end(),
+                                         [id](const Job& job) { return job.id == id; });
+            if (it != queue_.end()) {
+                queue_.erase(it);
+                removed = true;
+            }
+        }
+    }
+    if (cancelled)
+        spdlog::info("run {}: stopping before its next step", id);
+    if (removed) {
+        emit runEnded(id, ended(RunStatus::Cancelled, "removed from the queue before it started"));
+        emit queueChanged();
+    }
+}
+
+void RunController::stop_all() {
+    std::vector<int> ids = queued();
+    std::reverse(ids.begin(), ids.end());  // the later ones first, so none starts meanwhile
+    for (int id : ids)
+        stop(id);
+    const int running = current();
+    if (running != 0)
+        stop(running);
+}
+
+bool RunController::busy() const {
+    std::lock_guard lock(mutex_);
+    return current_ != 0 || !queue_.empty();
+}
+
+int RunController::current() const {
+    std::lock_guard lock(mutex_);
+    return current_;
+}
+
+std::vector<int> RunController::queued() const {
+    std::lock_guard lock(mutex_);
+    std::vector<int> ids;
+    ids.reserve(queue_.size());
+    for (const Job& job : queue_)
+        ids.push_back(job.id);
+    return ids;
+}
+
+bool RunController::current_cancelled() const {
+    return cancel_current_ || shutting_down_;
+}
+
+void RunController::work() {
+    for (;;) {
+        Job job;
+        {
+            std::unique_lock lock(mutex_);
+            wake_.wait(lock, [this] { return shutting_down_ || !queue_.empty(); });
+            if (shutting_down_)
+                return;
+            job = std::move(queue_.front());
+            queue_.pop_front();
+            current_ = job.id;
+            cancel_current_ = false;
+        }
+        emit queueChanged();
+        execute(job);
+        {
+            std::lock_guard lock(mutex_);
+            current_ = 0;
+            cancel_current_ = false;
+            trainer_ = nullptr;
+        }
+        emit queueChanged();
+    }
+}
+
+void RunController::execute(const Job& job) {
+    const auto fail = [&](const std::string& message) {
+        spdlog::error("run {} failed: {}", job.id, message);
+        emit runEnded(job.id, ended(RunStatus::Failed, message));
+    };
+    try {
+        const std::vector<std::string> problems = job.spec.validate();
+        if (!problems.empty()) {
+            std::string message;
+            for (const std::string& problem : problems)
+                message += (message.empty() ? "" : "\n") + problem;
+            fail(message);
+            return;
+        }
+
+        const data::TrainTest data = data::load_dataset(dataset_request(job.spec));
+        bool cancelled = false;
+        {
+            std::lock_guard lock(mutex_);
+            cancelled = current_cancelled();
+        }
+        if (cancelled) {  // emitted outside the lock: a direct receiver may call back
+            emit runEnded(job.id, ended(RunStatus::Cancelled, "cancelled before it started"));
+            return;
+        }
+
+        SignalSink sink(*this, job.id);
+        std::optional<Trainer> trainer;
+        trainer.emplace(job.spec, data, sink);
+        {
+            std::lock_guard lock(mutex_);
+            trainer_ = &*trainer;
+            if (current_cancelled())
+                trainer->cancel();
+        }
+        trainer->run();  // never throws; reports its end through sink.on_end
+        std::lock_guard lock(mutex_);
+        trainer_ = nullptr;  // before the trainer goes: stop() must not reach it any more
+    } catch (const std::exception& error) {
+        {
+            std::lock_guard lock(mutex_);
+            trainer_ = nullptr;
+        }
+        fail(error.what());
+    } catch (...) {
+        {
+            std::lock_guard lock(mutex_);
+            trainer_ = nullptr;
+        }
+        fail("unknown error");
+    }
+}
+
+}  // namespace scalelab

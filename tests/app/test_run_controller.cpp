@@ -1,0 +1,239 @@
+#include <QElapsedTimer>
+#include <QSignalSpy>
+#include <QThread>
+#include <QtTest>
+
+#include <memory>
+#include <vector>
+
+#include "run_controller.h"
+
+using scalelab::EpochMetrics;
+using scalelab::RunController;
+using scalelab::RunEnd;
+using scalelab::RunInfo;
+using scalelab::RunSpec;
+using scalelab::RunStatus;
+using scalelab::StepMetrics;
+
+namespace {
+
+// One short run: 256 synthetic images, 8 steps of 32.
+RunSpec short_spec() {
+    RunSpec spec;
+    spec.model = "mlp";
+    spec.dataset = "synthetic";
+    spec.synthetic_train = 256;
+    spec.synthetic_test = 64;
+    spec.batch = 32;
+    spec.epochs = 1;
+    spec.threads = 1;
+    spec.targets = {};
+    return spec;
+}
+
+// A run far longer than any test waits for.
+RunSpec long_spec() {
+    RunSpec spec = short_spec();
+    spec.synthetic_train = 4096;
+    spec.epochs = 1000;
+    return spec;
+}
+
+// Records what reaches the test's (main) thread, and whether each slot ran there.
+class Recorder : public QObject {
+  public:
+    explicit Recorder(RunController& controller) {
+        connect(&controller, &RunController::runStarted, this, [this](int id, const RunInfo&) {
+            check_thread();
+            started.push_back(id);
+            if (running != 0)
+                overlapped = true;
+            running = id;
+        });
+        connect(&controller, &RunController::stepReported, this, [this](int, const StepMetrics&) {
+            check_thread();
+            ++steps;
+        });
+        connect(&controller, &RunController::epochReported, this, [this](int, const EpochMetrics&) {
+            check_thread();
+            ++epochs;
+        });
+        connect(&controller, &RunController::runEnded, this, [this](int id, const RunEnd& end) {
+            check_thread();
+            if (running == id)
+                running = 0;
+            else if (running != 0)
+                overlapped = true;  // another run ended while this one was running
+            ended.push_back(id);
+            ends.push_back(end);
+        });
+    }
+
+    void check_thread() {
+        if (QThread::currentThread() != thread())
+            wrong_thread = true;
+    }
+
+    std::vector<int> started;
+    std::vector<int> ended;
+    std::vector<RunEnd> ends;
+    int steps = 0;
+    int epochs = 0;
+    int running = 0;
+    bool overlapped = false;
+    bool wrong_thread = false;
+};
+
+}  // namespace
+
+class TestRunController : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void shortRunReportsOnTheMainThread() {
+        RunController controller;
+        Recorder recorder(controller);
+        QSignalSpy started(&controller, &RunController::runStarted);
+        QSignalSpy steps(&controller, &RunController::stepReported);
+        QSignalSpy epochs(&controller, &RunController::epochReported);
+        QSignalSpy ended(&controller, &RunController::runEnded);
+
+        const int id = controller.start(short_spec());
+        QVERIFY(id > 0);
+        QVERIFY(controller.busy());
+        // QSignalSpy records in the emitting thread; the recorder sees what the main thread
+        // receives, in order, so once it has the end it has every step before it.
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 1, 60000);
+        QCOMPARE(ended.count(), 1);
+
+        QCOMPARE(started.count(), 1);
+        QCOMPARE(started.at(0).at(0).toInt(), id);
+        const auto info = started.at(0).at(1).value<RunInfo>();
+        QCOMPARE(info.devices, 1);
+        QCOMPARE(info.steps_per_epoch, 8);
+        QVERIFY(steps.count() >= 1);
+        QCOMPARE(steps.at(0).at(1).value<StepMetrics>().step, std::int64_t{1});
+        QCOMPARE(epochs.count(), 1);
+        QCOMPARE(epochs.at(0).at(1).value<EpochMetrics>().epoch, 1);
+        const auto end = ended.at(0).at(1).value<RunEnd>();
+        QCOMPARE(ended.at(0).at(0).toInt(), id);
+        QVERIFY2(end.status == RunStatus::Finished, end.message.c_str());
+
+        QCOMPARE(recorder.steps, steps.count());
+        QCOMPARE(recorder.epochs, 1);
+        QVERIFY(!recorder.wrong_thread);
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), 5000);
+    }
+
+    void sweepRunsInOrder() {
+        RunController controller;
+        Recorder recorder(controller);
+        QSignalSpy queue(&controller, &RunController::queueChanged);
+        std::vector<RunSpec> specs(3, short_spec());
+        specs[1].lr = 0.1;
+        specs[2].seed = 7;
+        const std::vector<int> ids = controller.enqueue(specs);
+        QCOMPARE(ids.size(), std::size_t{3});
+        QVERIFY(ids[0] < ids[1] && ids[1] < ids[2]);
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 3, 120000);
+
+        QCOMPARE(recorder.started, ids);
+        QCOMPARE(recorder.ended, ids);
+        for (const RunEnd& end : recorder.ends)
+            QVERIFY2(end.status == RunStatus::Finished, end.message.c_str());
+        QVERIFY(!recorder.overlapped);
+        QVERIFY(!recorder.wrong_thread);
+        QVERIFY(queue.count() >= 1);
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), 5000);
+    }
+
+    void stopCancelsTheRunningRunAndRemovesQueuedOnes() {
+        RunController controller;
+        Recorder recorder(controller);
+        const int running = controller.start(long_spec());
+        const int waiting = controller.start(short_spec());
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.steps >= 1, 60000);
+        QCOMPARE(controller.current(), running);
+        QCOMPARE(controller.queued(), std::vector<int>{waiting});
+
+        controller.stop(waiting);  // queued: ends at once, never starts
+        QCOMPARE(recorder.ended, std::vector<int>{waiting});
+        QVERIFY(recorder.ends.back().status == RunStatus::Cancelled);
+        QVERIFY(controller.queued().empty());
+
+        QElapsedTimer timer;
+        timer.start();
+        controller.stop(running);
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 2, 5000);
+        QVERIFY(timer.elapsed() < 5000);
+        QCOMPARE(recorder.ended.back(), running);
+        QVERIFY2(recorder.ends.back().status == RunStatus::Cancelled,
+                 recorder.ends.back().message.c_str());
+        QCOMPARE(recorder.started, std::vector<int>{running});
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), 5000);
+
+        controller.stop(running);  // already ended: ignored
+        controller.stop(12345);    // unknown: ignored
+        QCOMPARE(recorder.ended.size(), std::size_t{2});
+    }
+
+    void invalidSpecFails() {
+        RunController controller;
+        Recorder recorder(controller);
+        RunSpec spec = short_spec();
+        spec.batch = 0;
+        spec.model = "no-such-model";
+        controller.start(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 1, 10000);
+        const RunEnd& end = recorder.ends[0];
+        QVERIFY(end.status == RunStatus::Failed);
+        QVERIFY2(end.message.find("batch") != std::string::npos, end.message.c_str());
+        QVERIFY2(end.message.find("model") != std::string::npos, end.message.c_str());
+        QVERIFY(recorder.started.empty());
+
+        // The controller goes on with the next run.
+        controller.start(short_spec());
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 2, 60000);
+        QVERIFY(recorder.ends[1].status == RunStatus::Finished);
+    }
+
+    void missingDatasetFails() {
+        RunController controller;
+        Recorder recorder(controller);
+        RunSpec spec = short_spec();
+        spec.dataset = "mnist";
+        spec.data_dir = "/nonexistent/scalelab-test-mnist";
+        controller.start(spec);
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 1, 10000);
+        const RunEnd& end = recorder.ends[0];
+        QVERIFY(end.status == RunStatus::Failed);
+        QVERIFY2(end.message.find("/nonexistent/scalelab-test-mnist") != std::string::npos,
+                 end.message.c_str());
+        QVERIFY(!recorder.wrong_thread);
+    }
+
+    void destroyingMidRunReturnsPromptly() {
+        auto controller = std::make_unique<RunController>();
+        Recorder recorder(*controller);
+        controller->start(long_spec());
+        controller->start(short_spec());
+        QTRY_VERIFY_WITH_TIMEOUT(recorder.steps >= 1, 60000);
+        QElapsedTimer timer;
+        timer.start();
+        controller.reset();
+        QVERIFY2(timer.elapsed() < 5000, QByteArray::number(timer.elapsed()).constData());
+        // Events posted before the end may still arrive; none may crash.
+        QCoreApplication::processEvents();
+    }
+
+    void destroyingIdleReturnsAtOnce() {
+        QElapsedTimer timer;
+        timer.start();
+        { RunController controller; }
+        QVERIFY(timer.elapsed() < 1000);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunController)
+#include "test_run_controller.moc"
