@@ -35,6 +35,17 @@ ddp)
         printf 'cnn batch %d per device: scalelab 1 device %.1f, 2 devices %.1f img/s, efficiency %s; pytorch DDP efficiency %s\n' \
             $batch "$one" "$two" "$(python3 -c "print(f'{$two / (2 * $one):.3f}')")" \
             "$(echo "$torch" | field efficiency)"
+        # The hardware's own ceiling: two independent one-device processes at the same time
+        # (shared caches and memory bandwidth), with no communication at all.
+        a=$(mktemp) b=$(mktemp)
+        "$cli" bench train --model cnn --batch $batch --threads 1 --json >"$a" &
+        "$cli" bench train --model cnn --batch $batch --threads 1 --json >"$b"
+        wait
+        both=$(python3 -c "print($(field images_per_s <"$a") + $(field images_per_s <"$b"))")
+        printf '  two independent 1-device processes at once: %.1f img/s in all (%s of twice one alone); 2 devices reach %s of that\n' \
+            "$both" "$(python3 -c "print(f'{$both / (2 * $one):.3f}')")" \
+            "$(python3 -c "print(f'{$two / $both:.3f}')")"
+        rm -f "$a" "$b"
     done
     ;;
 allreduce)

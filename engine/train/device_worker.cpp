@@ -137,8 +137,10 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
 
 void DeviceWorker::estimate_noise_scale(double small_sq_norm, double b_small, double b_big,
                                         GlobalTotals& totals) {
-    // |G_big|^2 of the averaged gradient, the same on every rank.
-    noise_.add(small_sq_norm, b_small, squared_norm(replica_.model().grads()), b_big);
+    // One device without accumulation has a single batch size: nothing to estimate, and no
+    // reason to read every gradient again.
+    if (b_big > b_small)  // |G_big|^2 of the averaged gradient, the same on every rank
+        noise_.add(small_sq_norm, b_small, squared_norm(replica_.model().grads()), b_big);
     totals.noise_scale = noise_.b_simple();
 }
 

@@ -60,11 +60,14 @@ void GradientReducer::launch_ready(std::size_t written) {
             for (std::size_t i = b.begin; i < b.end; ++i)
                 grads_[i] += accumulated_[i];
         // The local gradient's norm for the noise scale, while the bucket is still this
-        // device's own (and in cache): no extra pass over memory.
-        double sq = 0;
-        for (std::size_t i = b.begin; i < b.end; ++i)
-            sq += double(grads_[i]) * grads_[i];
-        local_sq_norm_ += sq;
+        // device's own (and in cache): no extra pass over memory. One device has no local
+        // gradient distinct from the averaged one, so it skips this.
+        if (comm_.size() > 1) {
+            double sq = 0;
+            for (std::size_t i = b.begin; i < b.end; ++i)
+                sq += double(grads_[i]) * grads_[i];
+            local_sq_norm_ += sq;
+        }
         if (overlap_) {
             {
                 std::lock_guard lock(mutex_);

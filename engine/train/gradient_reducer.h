@@ -53,7 +53,8 @@ class GradientReducer {
     const std::vector<Bucket>& buckets() const { return buckets_; }
 
     // The squared L2 norm of this device's own gradient (accumulated micro-batches included),
-    // summed bucket by bucket just before each is reduced: valid after finish().
+    // summed bucket by bucket just before each is reduced: valid after finish(), and only
+    // measured when there are several devices (0 otherwise).
     double local_squared_norm() const { return local_sq_norm_; }
 
   private:

@@ -14,9 +14,10 @@ class CpuToPlain final : public ReorderKernel {
           forward_(md_of(x), plain_md(x.shape), ctx),
           backward_(plain_md(x.shape), md_of(x), ctx),
           x_(borrowed(md_of(x), ctx)),
-          y_(owned(plain_md(x.shape), ctx)),
+          // A plain input passes through both ways: no buffers to hold.
+          y_(x.plain() ? dnnl::memory() : owned(plain_md(x.shape), ctx)),
           dy_(borrowed(plain_md(x.shape), ctx)),
-          dx_(owned(md_of(x), ctx)) {}
+          dx_(x.plain() ? dnnl::memory() : owned(md_of(x), ctx)) {}
 
     Tensor forward(const Tensor& x) override {
         if (!forward_.needed())
