@@ -11,8 +11,7 @@ using dnnl::memory;
 
 class CpuAdd final : public AddKernel {
   public:
-    CpuAdd(const DnnlContext& ctx, const TensorDesc& a, const TensorDesc& b)
-        : ctx_(ctx), shape_(a.shape) {
+    CpuAdd(const DnnlContext& ctx, const TensorDesc& a, const TensorDesc& b) : ctx_(ctx), desc_(a) {
         const auto a_md = md_of(a), b_md = md_of(b);
         add_ = dnnl::binary(dnnl::binary::primitive_desc(
             {dnnl::algorithm::binary_add, a_md, b_md, a_md}, ctx.engine));
@@ -30,7 +29,7 @@ class CpuAdd final : public AddKernel {
         point(a_, a.data);
         point(b_, b.data);
         add_.execute(ctx_.stream, {{DNNL_ARG_SRC_0, a_}, {DNNL_ARG_SRC_1, b_}, {DNNL_ARG_DST, y_}});
-        return view(shape_, y_);
+        return view(desc_, y_);
     }
 
     Tensor gradient_for_b(const Tensor& dy) override {
@@ -43,7 +42,7 @@ class CpuAdd final : public AddKernel {
 
   private:
     const DnnlContext& ctx_;
-    Shape shape_;
+    TensorDesc desc_;  // of a and of the output
     TensorDesc b_desc_;
     dnnl::binary add_;
     Reorder to_b_;

@@ -17,7 +17,7 @@ class CpuBatchNorm final : public BatchNormKernel {
   public:
     CpuBatchNorm(const DnnlContext& ctx, const BatchNormConfig& cfg, const TensorDesc& x,
                  bool training)
-        : ctx_(ctx), cfg_(cfg), shape_(x.shape), training_(training) {
+        : ctx_(ctx), cfg_(cfg), shape_(x.shape), desc_(x), training_(training) {
         const auto x_md = md_of(x);
         const auto c_md =
             memory::desc({cfg.channels}, memory::data_type::f32, memory::format_tag::x);
@@ -69,7 +69,7 @@ class CpuBatchNorm final : public BatchNormKernel {
         fwd_.execute(ctx_.stream, args);
         if (training_)
             update_running(running_mean, running_var);
-        return view(shape_, y_);
+        return view(desc_, y_);
     }
 
     Tensor backward(const Tensor& dy, const float* scale, float* dscale, float* dshift) override {
@@ -89,7 +89,7 @@ class CpuBatchNorm final : public BatchNormKernel {
         if (workspace_)
             args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         bwd_.execute(ctx_.stream, args);
-        return view(shape_, dx_);
+        return view(desc_, dx_);
     }
 
   private:
@@ -108,6 +108,7 @@ class CpuBatchNorm final : public BatchNormKernel {
     const DnnlContext& ctx_;
     BatchNormConfig cfg_;
     Shape shape_;
+    TensorDesc desc_;  // of the input, the output and dx alike
     bool training_;
     dnnl::batch_normalization_forward fwd_;
     dnnl::batch_normalization_backward bwd_;

@@ -15,10 +15,10 @@ using dnnl::prop_kind;
 class CpuConv2d final : public Conv2dKernel {
   public:
     CpuConv2d(const DnnlContext& ctx, const Conv2dConfig& cfg, const TensorDesc& x)
-        : ctx_(ctx), cfg_(cfg), x_shape_(x.shape) {
+        : ctx_(ctx), cfg_(cfg), x_desc_(x) {
         const int oh = (x.shape.h + 2 * cfg.padding - cfg.kernel) / cfg.stride + 1;
         const int ow = (x.shape.w + 2 * cfg.padding - cfg.kernel) / cfg.stride + 1;
-        y_shape_ = Shape{x.shape.n, cfg.out_channels, oh, ow};
+        const Shape y_shape{x.shape.n, cfg.out_channels, oh, ow};
         const memory::dims strides{cfg.stride, cfg.stride}, pad{cfg.padding, cfg.padding};
         const memory::dims wdims{cfg.out_channels, cfg.in_channels, cfg.kernel, cfg.kernel};
         const auto x_md = md_of(x);
@@ -31,10 +31,11 @@ class CpuConv2d final : public Conv2dKernel {
 
         const dnnl::convolution_forward::primitive_desc fwd(
             {prop_kind::forward_training, algorithm::convolution_direct, x_md, any_w_md, b_md,
-             any_md(y_shape_), strides, pad, pad},
+             any_md(y_shape), strides, pad, pad},
             ctx.engine);
         fwd_ = dnnl::convolution_forward(fwd);
         const auto y_md = fwd.dst_desc();
+        y_desc_ = desc_of(y_shape, y_md);
 
         const dnnl::convolution_backward_data::primitive_desc bwd_data(
             {algorithm::convolution_direct, x_md, any_w_md, y_md, strides, pad, pad}, ctx.engine,
@@ -76,7 +77,7 @@ class CpuConv2d final : public Conv2dKernel {
             args.emplace(DNNL_ARG_BIAS, b_);
         }
         fwd_.execute(ctx_.stream, args);
-        return view(y_shape_, y_);
+        return view(y_desc_, y_);
     }
 
     Tensor backward(const Tensor& dy, const float* weight, float* dweight, float* dbias,
@@ -99,13 +100,13 @@ class CpuConv2d final : public Conv2dKernel {
         bwd_data_.execute(
             ctx_.stream,
             {{DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_WEIGHTS, w_bwd_}, {DNNL_ARG_DIFF_SRC, dx_}});
-        return view(x_shape_, dx_);
+        return view(x_desc_, dx_);
     }
 
   private:
     const DnnlContext& ctx_;
     Conv2dConfig cfg_;
-    Shape x_shape_, y_shape_;
+    TensorDesc x_desc_, y_desc_;
     dnnl::convolution_forward fwd_;
     dnnl::convolution_backward_data bwd_data_;
     dnnl::convolution_backward_weights bwd_weights_;

@@ -54,8 +54,10 @@ inline void point(dnnl::memory& m, const float* p) {
     m.set_data_handle(const_cast<float*>(p));
 }
 
-inline Tensor view(const Shape& s, const dnnl::memory& m) {
-    return Tensor{desc_of(s, m.get_desc()), data_of(m)};
+// A kernel's buffer as a tensor; the descriptor is worked out once, when the kernel is made
+// (desc_of compares descriptors and allocates: not something to do every step).
+inline Tensor view(const TensorDesc& desc, const dnnl::memory& m) {
+    return Tensor{desc, data_of(m)};
 }
 
 // Copies src into dst's layout when the two differ: the one place where layouts change.

@@ -16,23 +16,24 @@ using dnnl::prop_kind;
 class CpuPool final : public PoolKernel {
   public:
     CpuPool(const DnnlContext& ctx, const PoolConfig& cfg, const TensorDesc& x)
-        : ctx_(ctx), x_shape_(x.shape) {
+        : ctx_(ctx), x_desc_(x) {
         const int kh = cfg.kernel == 0 ? x.shape.h : cfg.kernel;
         const int kw = cfg.kernel == 0 ? x.shape.w : cfg.kernel;
         const int sh = cfg.kernel == 0 ? 1 : cfg.stride;
         const int sw = sh;
         const int p = cfg.kernel == 0 ? 0 : cfg.padding;
-        y_shape_ = Shape{x.shape.n, x.shape.c, (x.shape.h + 2 * p - kh) / sh + 1,
-                         (x.shape.w + 2 * p - kw) / sw + 1};
+        const Shape y_shape{x.shape.n, x.shape.c, (x.shape.h + 2 * p - kh) / sh + 1,
+                            (x.shape.w + 2 * p - kw) / sw + 1};
         const auto alg = cfg.kind == PoolKind::Max ? algorithm::pooling_max
                                                    : algorithm::pooling_avg_include_padding;
         const memory::dims strides{sh, sw}, kernel{kh, kw}, pad{p, p};
         const auto x_md = md_of(x);
         const dnnl::pooling_forward::primitive_desc fwd(
-            {prop_kind::forward_training, alg, x_md, any_md(y_shape_), strides, kernel, pad, pad},
+            {prop_kind::forward_training, alg, x_md, any_md(y_shape), strides, kernel, pad, pad},
             ctx.engine);
         fwd_ = dnnl::pooling_forward(fwd);
         const auto y_md = fwd.dst_desc();
+        y_desc_ = desc_of(y_shape, y_md);
         bwd_ = dnnl::pooling_backward(dnnl::pooling_backward::primitive_desc(
             {alg, x_md, y_md, strides, kernel, pad, pad}, ctx.engine, fwd));
         x_ = borrowed(x_md, ctx);
@@ -49,7 +50,7 @@ class CpuPool final : public PoolKernel {
         if (workspace_)
             args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         fwd_.execute(ctx_.stream, args);
-        return view(y_shape_, y_);
+        return view(y_desc_, y_);
     }
 
     Tensor backward(const Tensor& dy) override {
@@ -58,12 +59,12 @@ class CpuPool final : public PoolKernel {
         if (workspace_)
             args.emplace(DNNL_ARG_WORKSPACE, workspace_);
         bwd_.execute(ctx_.stream, args);
-        return view(x_shape_, dx_);
+        return view(x_desc_, dx_);
     }
 
   private:
     const DnnlContext& ctx_;
-    Shape x_shape_, y_shape_;
+    TensorDesc x_desc_, y_desc_;
     dnnl::pooling_forward fwd_;
     dnnl::pooling_backward bwd_;
     memory x_, y_, dy_, dx_, workspace_;

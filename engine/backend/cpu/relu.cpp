@@ -13,7 +13,7 @@ using dnnl::prop_kind;
 
 class CpuRelu final : public ReluKernel {
   public:
-    CpuRelu(const DnnlContext& ctx, const TensorDesc& x) : ctx_(ctx), shape_(x.shape) {
+    CpuRelu(const DnnlContext& ctx, const TensorDesc& x) : ctx_(ctx), desc_(x) {
         const auto md = md_of(x);
         const dnnl::eltwise_forward::primitive_desc fwd(
             {prop_kind::forward_training, algorithm::eltwise_relu_use_dst_for_bwd, md, 0.f, 0.f},
@@ -30,19 +30,19 @@ class CpuRelu final : public ReluKernel {
     Tensor forward(const Tensor& x) override {
         point(x_, x.data);
         fwd_.execute(ctx_.stream, {{DNNL_ARG_SRC, x_}, {DNNL_ARG_DST, y_}});
-        return view(shape_, y_);
+        return view(desc_, y_);
     }
 
     Tensor backward(const Tensor& dy) override {
         point(dy_, dy.data);
         bwd_.execute(ctx_.stream,
                      {{DNNL_ARG_DST, y_}, {DNNL_ARG_DIFF_DST, dy_}, {DNNL_ARG_DIFF_SRC, dx_}});
-        return view(shape_, dx_);
+        return view(desc_, dx_);
     }
 
   private:
     const DnnlContext& ctx_;
-    Shape shape_;
+    TensorDesc desc_;  // of the input, the output and dx alike
     dnnl::eltwise_forward fwd_;
     dnnl::eltwise_backward bwd_;
     memory x_, y_, dy_, dx_;

@@ -60,7 +60,7 @@ std::string layout_name(const TensorDesc& x) {
 class CpuSyncBatchNorm final : public SyncBatchNormKernel {
   public:
     CpuSyncBatchNorm(const DnnlContext& ctx, const BatchNormConfig& cfg, const TensorDesc& x)
-        : ctx_(ctx), cfg_(cfg), shape_(x.shape) {
+        : ctx_(ctx), cfg_(cfg), shape_(x.shape), desc_(x) {
         const auto x_md = md_of(x);
         const auto dims = dims_of(shape_);
         using tag = memory::format_tag;
@@ -148,7 +148,7 @@ class CpuSyncBatchNorm final : public SyncBatchNormKernel {
             running_mean[c] = (1 - m) * running_mean[c] + m * mean[c];
             running_var[c] = float((1 - m) * running_var[c] + m * double(var[c]) * unbias);
         }
-        return view(shape_, y_);
+        return view(desc_, y_);
     }
 
     void gradient_sums(const Tensor& dy, float* dscale, float* dshift,
@@ -220,7 +220,7 @@ class CpuSyncBatchNorm final : public SyncBatchNormKernel {
                     }
             }
         });
-        return view(shape_, dx_);
+        return view(desc_, dx_);
     }
 
   private:
@@ -254,6 +254,7 @@ class CpuSyncBatchNorm final : public SyncBatchNormKernel {
     const DnnlContext& ctx_;
     BatchNormConfig cfg_;
     Shape shape_;
+    TensorDesc desc_;          // of the input, the output and dx alike
     int block_ = 1;            // channels per block of the layout (1: plain nchw)
     std::int64_t blocks_ = 0;  // ceil(channels / block_)
     std::int64_t planes_ = 0;  // n * blocks_
