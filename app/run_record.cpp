@@ -1,0 +1,125 @@
+#include "run_record.h"
+
+#include <algorithm>
+
+namespace scalelab {
+
+std::string_view to_string(RunState state) {
+    switch (state) {
+        case RunState::Queued:
+            return "queued";
+        case RunState::Running:
+            return "running";
+        case RunState::Finished:
+            return "finished";
+        case RunState::ReachedTarget:
+            return "reached target";
+        case RunState::Diverged:
+            return "diverged";
+        case RunState::Cancelled:
+            return "cancelled";
+        case RunState::Failed:
+            return "failed";
+    }
+    return "unknown";
+}
+
+RunState run_state(RunStatus status) {
+    switch (status) {
+        case RunStatus::Finished:
+            return RunState::Finished;
+        case RunStatus::ReachedTarget:
+            return RunState::ReachedTarget;
+        case RunStatus::Diverged:
+            return RunState::Diverged;
+        case RunStatus::Cancelled:
+            return RunState::Cancelled;
+        case RunStatus::Failed:
+            return RunState::Failed;
+    }
+    return RunState::Failed;
+}
+
+bool is_active(RunState state) {
+    return state == RunState::Queued || state == RunState::Running;
+}
+
+std::string_view metric_name(Metric metric) {
+    switch (metric) {
+        case Metric::TrainLoss:
+            return "train_loss";
+        case Metric::TrainAccuracy:
+            return "train_accuracy";
+        case Metric::LearningRate:
+            return "lr";
+        case Metric::ImagesPerSecond:
+            return "images_per_s";
+        case Metric::NoiseScale:
+            return "noise_scale";
+        case Metric::ValLoss:
+            return "val_loss";
+        case Metric::ValAccuracy:
+            return "val_accuracy";
+    }
+    return "unknown";
+}
+
+std::int64_t RunRecord::total_steps() const {
+    return started ? std::int64_t{info.steps_per_epoch} * spec.epochs : 0;
+}
+
+double RunRecord::progress() const {
+    if (!is_active(state) && started)
+        return 1.0;
+    const std::int64_t total = total_steps();
+    return total > 0 ? std::clamp(double(step) / double(total), 0.0, 1.0) : 0.0;
+}
+
+std::optional<double> RunRecord::eta_seconds() const {
+    if (state != RunState::Running || step == 0)
+        return std::nullopt;
+    const double per_step = train_seconds / double(step);
+    return per_step * double(std::max<std::int64_t>(0, total_steps() - step));
+}
+
+std::optional<double> RunRecord::best_val_accuracy() const {
+    const auto& points = curve(Metric::ValAccuracy);
+    if (points.empty())
+        return std::nullopt;
+    return std::max_element(points.begin(), points.end(),
+                            [](const auto& a, const auto& b) { return a.value < b.value; })
+        ->value;
+}
+
+std::optional<double> RunRecord::mean_images_per_s() const {
+    if (!epochs.empty())
+        return epochs.back().steady_images_per_s;
+    if (step == 0 || train_seconds <= 0)
+        return std::nullopt;
+    return double(step) * double(info.global_batch) / train_seconds;
+}
+
+std::optional<TargetReached> RunRecord::time_to_target() const {
+    if (spec.target_accuracy > 0) {
+        for (const MetricPoint& point : curve(Metric::ValAccuracy))
+            if (point.value >= spec.target_accuracy)
+                return TargetReached{spec.target_accuracy, point.seconds, point.step, point.epoch,
+                                     point.samples};
+        return std::nullopt;
+    }
+    std::optional<TargetReached> highest;
+    for (const TargetReached& reached : targets)
+        if (!highest || reached.target > highest->target)
+            highest = reached;
+    return highest;
+}
+
+std::optional<double> RunRecord::warmup_end_step() const {
+    if (!started || spec.warmup_length <= 0)
+        return std::nullopt;
+    if (spec.warmup_unit == WarmupUnit::Steps)
+        return spec.warmup_length;
+    return spec.warmup_length * info.steps_per_epoch;
+}
+
+}  // namespace scalelab
