@@ -23,12 +23,30 @@ class SignalSink final : public MetricsSink {
   public:
     SignalSink(RunController& controller, int id) : controller_(controller), id_(id) {}
 
-    void on_start(const RunInfo& info) override { emit controller_.runStarted(id_, info); }
+    void on_start(const RunInfo& info) override {
+        spdlog::info(
+            "run {}: {} device(s) x {} thread(s), global batch {}, {} steps per epoch, "
+            "{} parameters",
+            id_, info.devices, info.threads_per_device, info.global_batch, info.steps_per_epoch,
+            info.parameters);
+        for (const std::string& warning : info.warnings)
+            spdlog::warn("run {}: {}", id_, warning);
+        emit controller_.runStarted(id_, info);
+    }
     void on_step(const StepMetrics& step) override { emit controller_.stepReported(id_, step); }
     void on_epoch(const EpochMetrics& epoch) override {
+        spdlog::info("run {}: epoch {}: train loss {:.4f}, val accuracy {:.4f}, {:.0f} images/s",
+                     id_, epoch.epoch, epoch.train_loss, epoch.val_accuracy, epoch.images_per_s);
         emit controller_.epochReported(id_, epoch);
     }
-    void on_end(const RunEnd& end) override { emit controller_.runEnded(id_, end); }
+    void on_end(const RunEnd& end) override {
+        const auto level = end.status == RunStatus::Failed || end.status == RunStatus::Diverged
+                               ? spdlog::level::warn
+                               : spdlog::level::info;
+        spdlog::log(level, "run {} {} at step {}{}{}", id_, to_string(end.status), end.step,
+                    end.message.empty() ? "" : ": ", end.message);
+        emit controller_.runEnded(id_, end);
+    }
 
   private:
     RunController& controller_;
@@ -202,6 +220,7 @@ void RunController::execute(const Job& job) {
             return;
         }
 
+        spdlog::info("run {}: loading {}", job.id, job.spec.dataset);
         const data::TrainTest data = data::load_dataset(dataset_request(job.spec));
         bool cancelled = false;
         {

@@ -1,0 +1,229 @@
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <algorithm>
+#include <vector>
+
+#include "run_collection.h"
+
+using scalelab::Metric;
+using scalelab::MetricPoint;
+using scalelab::RunCollection;
+using scalelab::RunController;
+using scalelab::RunRecord;
+using scalelab::RunSpec;
+using scalelab::RunState;
+
+namespace {
+
+// Two epochs of 8 steps of 32 synthetic images.
+RunSpec short_spec() {
+    RunSpec spec;
+    spec.model = "mlp";
+    spec.dataset = "synthetic";
+    spec.synthetic_train = 256;
+    spec.synthetic_test = 64;
+    spec.batch = 32;
+    spec.epochs = 2;
+    spec.threads = 1;
+    spec.targets = {};
+    return spec;
+}
+
+RunSpec long_spec() {
+    RunSpec spec = short_spec();
+    spec.synthetic_train = 4096;
+    spec.epochs = 1000;
+    return spec;
+}
+
+bool ended(const RunCollection& runs, int id) {
+    const RunRecord* run = runs.find(id);
+    return run != nullptr && !scalelab::is_active(run->state);
+}
+
+// A started record with one validation point per epoch at these accuracies.
+RunRecord record_with_val_accuracy(const std::vector<double>& accuracies) {
+    RunRecord run;
+    run.started = true;
+    run.state = RunState::Finished;
+    run.info.steps_per_epoch = 10;
+    run.info.global_batch = 64;
+    for (std::size_t i = 0; i < accuracies.size(); ++i) {
+        const int epoch = int(i) + 1;
+        run.curve(Metric::ValAccuracy)
+            .push_back(MetricPoint{epoch * 10, epoch, epoch * 640.0, epoch * 2.5, accuracies[i]});
+    }
+    return run;
+}
+
+}  // namespace
+
+class TestRunCollection : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void aRunFillsItsCurvesOnThisThread() {
+        RunController controller;
+        RunCollection runs(controller);
+        QSignalSpy added(&runs, &RunCollection::runAdded);
+        QSignalSpy curves(&runs, &RunCollection::curvesChanged);
+
+        const int id = runs.start(short_spec(), QStringLiteral("first"));
+        QCOMPARE(added.count(), 1);
+        QCOMPARE(runs.find(id)->name, QStringLiteral("first"));
+        QVERIFY(runs.find(id)->state == RunState::Queued);
+        QCOMPARE(runs.activeCount(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(ended(runs, id), 60000);
+
+        const RunRecord& run = *runs.find(id);
+        QVERIFY2(run.state == RunState::Finished, qPrintable(run.message));
+        QCOMPARE(run.info.steps_per_epoch, 8);
+        QCOMPARE(run.total_steps(), std::int64_t{16});
+        QCOMPARE(run.progress(), 1.0);
+        const auto& loss = run.curve(Metric::TrainLoss);
+        QCOMPARE(loss.size(), std::size_t{16});
+        double seconds = 0;
+        for (std::size_t i = 0; i < loss.size(); ++i) {
+            QCOMPARE(loss[i].step, std::int64_t(i + 1));
+            QCOMPARE(loss[i].samples, double(loss[i].step) * 32);
+            QVERIFY(loss[i].seconds > seconds);
+            seconds = loss[i].seconds;
+        }
+        QCOMPARE(run.curve(Metric::LearningRate).size(), std::size_t{16});
+        QCOMPARE(run.curve(Metric::ImagesPerSecond).size(), std::size_t{16});
+        QVERIFY(run.curve(Metric::NoiseScale).empty());  // one device: no estimate
+        const auto& val = run.curve(Metric::ValAccuracy);
+        QCOMPARE(val.size(), std::size_t{2});
+        QCOMPARE(val[0].step, std::int64_t{8});
+        QCOMPARE(val[1].epoch, 2);
+        QCOMPARE(run.epochs.size(), std::size_t{2});
+        QVERIFY(run.best_val_accuracy().has_value());
+        QVERIFY(run.mean_images_per_s().value() > 0);
+        QVERIFY(curves.count() >= 18);  // every step and every epoch
+        QCOMPARE(runs.activeCount(), 0);
+    }
+
+    void aSweepRunsInOrderUnderItsNames() {
+        RunController controller;
+        RunCollection runs(controller);
+        std::vector<int> started;
+        connect(&runs, &RunCollection::runChanged, this, [&](int id) {
+            if (runs.find(id)->state == RunState::Running &&
+                std::find(started.begin(), started.end(), id) == started.end())
+                started.push_back(id);
+        });
+        std::vector<RunSpec> specs(3, short_spec());
+        specs[1].devices = 2;
+        specs[2].lr = 0.1;
+        const std::vector<int> ids =
+            runs.enqueue(specs, {QStringLiteral("a"), QStringLiteral("b"), QStringLiteral("c")});
+        QCOMPARE(runs.ids(), ids);
+        QTRY_VERIFY_WITH_TIMEOUT(ended(runs, ids[2]), 120000);
+        QCOMPARE(started, ids);
+        QCOMPARE(runs.find(ids[1])->name, QStringLiteral("b"));
+        QCOMPARE(runs.find(ids[1])->info.devices, 2);
+        for (int id : ids)
+            QVERIFY(runs.find(id)->state == RunState::Finished);
+        QVERIFY(runs.find(ids[0])->colour != runs.find(ids[1])->colour);
+    }
+
+    void renameHideBaselineAndRemove() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int a = runs.add(record_with_val_accuracy({0.5}));
+        const int b = runs.add(record_with_val_accuracy({0.6}));
+        QSignalSpy changed(&runs, &RunCollection::runChanged);
+        QSignalSpy removed(&runs, &RunCollection::runRemoved);
+        QSignalSpy baseline(&runs, &RunCollection::baselineChanged);
+
+        runs.rename(a, QStringLiteral("  baseline run "));
+        QCOMPARE(runs.find(a)->name, QStringLiteral("baseline run"));
+        runs.rename(a, QStringLiteral("   "));  // blank names are refused
+        QCOMPARE(runs.find(a)->name, QStringLiteral("baseline run"));
+        runs.setVisible(b, false);
+        QVERIFY(!runs.find(b)->visible);
+        QCOMPARE(changed.count(), 2);
+
+        runs.setBaseline(a);
+        QCOMPARE(runs.baseline(), a);
+        runs.setBaseline(999);  // unknown: ignored
+        QCOMPARE(runs.baseline(), a);
+        QVERIFY(runs.remove(a));
+        QVERIFY(!runs.remove(a));
+        QCOMPARE(runs.baseline(), 0);
+        QCOMPARE(baseline.count(), 2);
+        QCOMPARE(removed.count(), 1);
+        QCOMPARE(runs.ids(), std::vector<int>{b});
+        QVERIFY(runs.find(a) == nullptr);
+    }
+
+    void removingARunningRunStopsItAndDropsItsUpdates() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int id = runs.start(long_spec());
+        QTRY_VERIFY_WITH_TIMEOUT(runs.find(id)->step >= 1, 60000);
+        QVERIFY(runs.remove(id));
+        QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), 10000);
+        QCoreApplication::processEvents();  // updates still in flight arrive for nobody
+        QVERIFY(runs.find(id) == nullptr);
+        QCOMPARE(runs.activeCount(), 0);
+    }
+
+    void stopEndsAQueuedRunAsCancelled() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int running = runs.start(long_spec());
+        const int queued = runs.start(short_spec());
+        runs.stop(queued);
+        QTRY_VERIFY_WITH_TIMEOUT(ended(runs, queued), 5000);
+        QVERIFY(runs.find(queued)->state == RunState::Cancelled);
+        runs.stop(running);
+        QTRY_VERIFY_WITH_TIMEOUT(ended(runs, running), 60000);
+        QVERIFY(runs.find(running)->state == RunState::Cancelled);
+    }
+
+    void timeToTargetIsTheFirstCrossingOfTheTargetAccuracy() {
+        RunRecord run = record_with_val_accuracy({0.80, 0.91, 0.88, 0.93});
+        run.spec.target_accuracy = 0.9;
+        const auto reached = run.time_to_target();
+        QVERIFY(reached.has_value());
+        QCOMPARE(reached->epoch, 2);
+        QCOMPARE(reached->step, std::int64_t{20});
+        QCOMPARE(reached->seconds, 5.0);
+        QCOMPARE(reached->images, 1280.0);
+        QCOMPARE(run.best_val_accuracy().value(), 0.93);
+
+        run.spec.target_accuracy = 0.95;
+        QVERIFY(!run.time_to_target().has_value());
+
+        // No target accuracy: the highest of the recorded targets.
+        run.spec.target_accuracy = 0;
+        run.targets = {{0.85, 3.0, 12, 2, 768.0}, {0.90, 5.0, 20, 2, 1280.0}};
+        QCOMPARE(run.time_to_target()->target, 0.90);
+    }
+
+    void warmupEndsAfterItsLengthInSteps() {
+        RunRecord run = record_with_val_accuracy({});
+        QVERIFY(!run.warmup_end_step().has_value());
+        run.spec.warmup_length = 2.5;
+        run.spec.warmup_unit = scalelab::WarmupUnit::Epochs;
+        QCOMPARE(run.warmup_end_step().value(), 25.0);
+        run.spec.warmup_unit = scalelab::WarmupUnit::Steps;
+        QCOMPARE(run.warmup_end_step().value(), 2.5);
+    }
+
+    void etaFollowsThePaceSoFar() {
+        RunRecord run = record_with_val_accuracy({});
+        run.state = RunState::Running;
+        run.spec.epochs = 4;  // 40 steps
+        QVERIFY(!run.eta_seconds().has_value());
+        run.step = 10;
+        run.train_seconds = 5.0;
+        QCOMPARE(run.eta_seconds().value(), 15.0);
+        QCOMPARE(run.progress(), 0.25);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestRunCollection)
+#include "test_run_collection.moc"
