@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data/load.h"
+#include "train/dataset_request.h"
 #include "train/trainer.h"
 
 namespace scalelab {
@@ -52,18 +53,6 @@ class SignalSink final : public MetricsSink {
     RunController& controller_;
     int id_;
 };
-
-data::DatasetRequest dataset_request(const RunSpec& spec) {
-    data::DatasetRequest request;
-    request.name = spec.dataset;
-    request.dir = spec.data_dir;  // empty: load_dataset uses the dataset's default folder
-    request.synthetic.train = spec.synthetic_train;
-    request.synthetic.test = spec.synthetic_test;
-    request.synthetic.channels = spec.synthetic_channels;
-    request.synthetic.size = spec.synthetic_size;
-    request.synthetic.seed = spec.seed;
-    return request;
-}
 
 RunEnd ended(RunStatus status, std::string message) {
     RunEnd end;

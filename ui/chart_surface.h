@@ -20,14 +20,17 @@ struct SeriesStyle {
     bool faint = false;    // drawn light and thin (the raw points behind a smoothed curve)
     bool dashed = false;   // reference lines: the ideal scaling line, the warm-up end marker
     bool markers = false;  // a dot at every point (few points: per-epoch values, device counts)
+
+    bool operator==(const SeriesStyle&) const = default;
 };
 
 // The one interface chart drawing goes through, so that the chart library (Qt Charts, deprecated
 // from Qt 6.10 in favour of Qt Graphs) is used in one implementation file only.
 //
-// Updates are whole-series: setSeries replaces a series' points in one call (Qt Charts'
-// QXYSeries::replace; append() costs O(n) per point). Axes do not follow the data by themselves:
-// call fitAxes() after a batch of setSeries calls.
+// Updates are whole-series: setSeries replaces a series' points in one call (never point by
+// point: Qt Charts' append() costs O(n) per point). Axes do not follow the data by themselves:
+// call fitAxes() after a batch of setSeries calls; it also ends the batch (an implementation may
+// keep series untouched for a batch in a cached drawing).
 class ChartSurface {
   public:
     virtual ~ChartSurface() = default;
@@ -47,8 +50,21 @@ class ChartSurface {
     virtual void removeSeries(const QString& key) = 0;
     virtual void clearSeries() = 0;
     virtual bool hasSeries(const QString& key) const = 0;
+    // The points of series `key` that are drawn (those given, less any the axes cannot show);
+    // empty when there is no such series.
+    virtual QList<QPointF> seriesPoints(const QString& key) const = 0;
+    // A vertical line at `x` across the whole height of the plot (the end of warm-up). Shares
+    // the keys of setSeries: removeSeries and hasSeries take it too. It never has a legend entry,
+    // and fitAxes() includes its x but not the y range it spans.
+    virtual void setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) = 0;
     // Sets both axes' ranges to the points of every series (with a small margin).
     virtual void fitAxes() = 0;
+
+    // Light (default) or dark colours for the background, grid, axes and text; series keep
+    // their own colours.
+    virtual void setDarkTheme(bool dark) = 0;
+    // Scales every font of the chart (title, axes, legend) from its normal size: presenter mode.
+    virtual void setFontScale(qreal scale) = 0;
 
     // Draws the chart (title, legend, axes and their labels included) into `target` of
     // `painter`, whatever the widget's size: PNG and SVG export.

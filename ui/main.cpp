@@ -1,9 +1,139 @@
+// scalelab: the desktop window. Opens with a default experiment ready to start (Fashion-MNIST,
+// cnn, 2 devices); `scalelab --help` lists the options.
 #include <QApplication>
-#include <QMainWindow>
+#include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QMessageBox>
+#include <QTimer>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "experiment_form.h"
+#include "main_window.h"
+#include "run_collection.h"
+#include "run_controller.h"
+#include "theme.h"
+
+namespace {
+
+// Milliseconds since the kernel started this process (10 ms resolution: /proc counts clock
+// ticks), so that the start-up figure includes loading the program and its libraries; -1 where
+// /proc cannot tell.
+long long ms_since_process_start() {
+    std::ifstream stat("/proc/self/stat");
+    std::string line;
+    std::getline(stat, line);
+    // Fields after the command name (which may hold spaces) start after its closing ')';
+    // starttime is field 22 of the whole line, the 20th after that.
+    std::istringstream fields(line.substr(line.rfind(')') + 2));
+    std::string field;
+    for (int i = 0; i < 20 && fields >> field; ++i) {
+    }
+    std::ifstream uptime_file("/proc/uptime");
+    double uptime = 0;
+    if (field.empty() || !(uptime_file >> uptime))
+        return -1;
+    const double started = std::stod(field) / double(sysconf(_SC_CLK_TCK));
+    return static_cast<long long>((uptime - started) * 1000.0);
+}
+
+// Quits once the window has been painted the first time and prints how long that took: the
+// window-up figure of the README's benchmarks (scripts/bench_ui.sh).
+class FirstPaintProbe : public QObject {
+  public:
+    explicit FirstPaintProbe(const QElapsedTimer& since_main) : since_main_(since_main) {}
+
+  protected:
+    bool eventFilter(QObject* watched, QEvent* event) override {
+        if (event->type() == QEvent::Paint && !reported_) {
+            reported_ = true;
+            std::printf("window_painted_ms since_process_start=%lld since_main=%lld\n",
+                        ms_since_process_start(), static_cast<long long>(since_main_.elapsed()));
+            std::fflush(stdout);
+            QTimer::singleShot(0, qApp, &QCoreApplication::quit);
+        }
+        return QObject::eventFilter(watched, event);
+    }
+
+  private:
+    const QElapsedTimer& since_main_;
+    bool reported_ = false;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
+    QElapsedTimer since_start;
+    since_start.start();
+
     QApplication app(argc, argv);
-    QMainWindow window;
+    QApplication::setApplicationName(QStringLiteral("ScaleLab"));
+    QApplication::setOrganizationName(QStringLiteral("ScaleLab"));
+    QApplication::setApplicationVersion(QStringLiteral(SCALELAB_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(
+        QStringLiteral("ScaleLab: design data-parallel training runs, watch them side by side."));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    const QCommandLineOption config({QStringLiteral("c"), QStringLiteral("config")},
+                                    QStringLiteral("Load this experiment (the JSON file "
+                                                   "scalelab-cli train --config reads) into the "
+                                                   "form; may be given several times."),
+                                    QStringLiteral("file"));
+    const QCommandLineOption theme(QStringLiteral("theme"),
+                                   QStringLiteral("Colour theme: light or dark."),
+                                   QStringLiteral("name"), QStringLiteral("light"));
+    const QCommandLineOption presenter(QStringLiteral("presenter"),
+                                       QStringLiteral("Start in presenter mode (F11)."));
+    const QCommandLineOption quit_after_paint(
+        QStringLiteral("quit-after-first-paint"),
+        QStringLiteral("Print the milliseconds until the window is painted, then quit "
+                       "(startup benchmark)."));
+    const QCommandLineOption start(
+        QStringLiteral("start"), QStringLiteral("Start the experiment (each --config's) at once."));
+    parser.addOptions({config, theme, presenter, start, quit_after_paint});
+    parser.process(app);
+
+    const QString theme_name = parser.value(theme);
+    if (theme_name != QStringLiteral("light") && theme_name != QStringLiteral("dark")) {
+        std::fprintf(stderr, "scalelab: --theme must be light or dark, not '%s'\n",
+                     qPrintable(theme_name));
+        return 2;
+    }
+
+    const scalelab::DeviceInventory devices = scalelab::discover_devices();
+    scalelab::RunController controller;
+    scalelab::RunCollection runs(controller);
+    scalelab::MainWindow window(runs, devices);
+    window.setTheme(theme_name == QStringLiteral("dark") ? scalelab::Theme::Dark
+                                                         : scalelab::Theme::Light);
+
+    FirstPaintProbe probe(since_start);
+    if (parser.isSet(quit_after_paint))
+        window.installEventFilter(&probe);
+
     window.show();
+    if (parser.isSet(presenter))
+        window.setPresenterMode(true);
+    // Each --config is loaded into the form in turn and, with --start, started as its own run,
+    // so that several experiments can be opened side by side in one go. A file that cannot be
+    // loaded is reported and not started.
+    for (const QString& path : parser.values(config)) {
+        QString error;
+        if (!window.form().loadConfig(path, &error)) {
+            QMessageBox::warning(&window, QStringLiteral("Cannot open the experiment"), error);
+            continue;
+        }
+        if (parser.isSet(start))
+            window.startRun();
+    }
+    if (parser.isSet(start) && !parser.isSet(config))
+        window.startRun();
     return app.exec();
 }

@@ -18,6 +18,7 @@
 #include "cli/train_options.h"
 #include "data/load.h"
 #include "error.h"
+#include "train/dataset_request.h"
 #include "train/trainer.h"
 
 namespace scalelab::cli {
@@ -25,18 +26,6 @@ namespace scalelab::cli {
 namespace {
 
 constexpr const char* help_command = "scalelab-cli train --help";
-
-data::DatasetRequest dataset_request(const RunSpec& spec) {
-    data::DatasetRequest request;
-    request.name = spec.dataset;
-    request.dir = spec.data_dir;  // empty: load_dataset uses the dataset's default folder
-    request.synthetic.train = spec.synthetic_train;
-    request.synthetic.test = spec.synthetic_test;
-    request.synthetic.channels = spec.synthetic_channels;
-    request.synthetic.size = spec.synthetic_size;
-    request.synthetic.seed = spec.seed;
-    return request;
-}
 
 int exit_code_for(RunStatus status) {
     switch (status) {

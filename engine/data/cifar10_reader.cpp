@@ -98,7 +98,7 @@ bool has_all_files(const fs::path& dir) {
 
 }  // namespace
 
-TrainTest load_cifar10(const std::string& dir_name) {
+std::filesystem::path find_cifar10_folder(const std::string& dir_name) {
     std::error_code ec;
     if (dir_name.empty()) {
         throw Error(ErrorKind::DatasetMissing,
@@ -129,7 +129,12 @@ TrainTest load_cifar10(const std::string& dir_name) {
         throw Error(ErrorKind::DatasetMissing, "the cifar10 folder " + quoted(dir.string()) +
                                                    " lacks " + missing + "; " + kAdvice);
     }
+    return dir;
+}
 
+TrainTest load_cifar10(const std::string& dir_name) {
+    const fs::path dir = find_cifar10_folder(dir_name);
+    std::error_code ec;
     TrainTest tt{empty_cifar(), empty_cifar()};
     // Reserve the training set once (150 MB): growing it file by file would copy it 4 times.
     std::uintmax_t train_bytes = 0;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <string>
 
 #include "data/dataset.h"
@@ -16,5 +17,9 @@ namespace scalelab::data {
 // Throws scalelab::Error: DatasetMissing when the folder or any file is missing (naming them),
 // DatasetCorrupt when a file's size is not a whole number of records or a label is > 9.
 TrainTest load_cifar10(const std::string& dir);
+
+// The folder load_cifar10(dir) reads the six files from: `dir` or its cifar-10-batches-bin
+// subfolder. Only looks for the files, reads none; throws DatasetMissing as load_cifar10 does.
+std::filesystem::path find_cifar10_folder(const std::string& dir);
 
 }  // namespace scalelab::data

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "error.h"
 
@@ -234,7 +235,7 @@ Dataset read_idx(const std::string& images_path, const std::string& labels_path)
     return d;
 }
 
-TrainTest load_idx_folder(const std::string& dir, std::string_view what) {
+IdxFiles find_idx_files(const std::string& dir, std::string_view what) {
     const std::string name(what.empty() ? "the IDX dataset" : what);
     std::error_code ec;
     if (dir.empty()) {
@@ -251,20 +252,23 @@ TrainTest load_idx_folder(const std::string& dir, std::string_view what) {
                     quoted(dir) + " is not a folder; " + missing_folder_advice(what));
     }
 
-    static constexpr const char* kFiles[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
-                                              "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
-    std::string paths[4];
+    IdxFiles files;
+    const std::pair<const char*, std::string*> wanted[4] = {
+        {"train-images-idx3-ubyte", &files.train_images},
+        {"train-labels-idx1-ubyte", &files.train_labels},
+        {"t10k-images-idx3-ubyte", &files.test_images},
+        {"t10k-labels-idx1-ubyte", &files.test_labels}};
     std::string missing;
-    for (int i = 0; i < 4; ++i) {
+    for (const auto& [file, path] : wanted) {
         // Plain wins over .gz: a user who decompressed the files meant those.
-        const fs::path plain = fs::path(dir) / kFiles[i];
-        const fs::path gz = fs::path(dir) / (std::string(kFiles[i]) + ".gz");
+        const fs::path plain = fs::path(dir) / file;
+        const fs::path gz = fs::path(dir) / (std::string(file) + ".gz");
         if (fs::is_regular_file(plain, ec)) {
-            paths[i] = plain.string();
+            *path = plain.string();
         } else if (fs::is_regular_file(gz, ec)) {
-            paths[i] = gz.string();
+            *path = gz.string();
         } else {
-            missing += (missing.empty() ? "" : ", ") + std::string(kFiles[i]) + "[.gz]";
+            missing += (missing.empty() ? "" : ", ") + std::string(file) + "[.gz]";
         }
     }
     if (!missing.empty()) {
@@ -272,10 +276,14 @@ TrainTest load_idx_folder(const std::string& dir, std::string_view what) {
                                                    " lacks " + missing + "; " +
                                                    missing_folder_advice(what));
     }
+    return files;
+}
 
+TrainTest load_idx_folder(const std::string& dir, std::string_view what) {
+    const IdxFiles files = find_idx_files(dir, what);
     TrainTest tt;
-    tt.train = read_idx(paths[0], paths[1]);
-    tt.test = read_idx(paths[2], paths[3]);
+    tt.train = read_idx(files.train_images, files.train_labels);
+    tt.test = read_idx(files.test_images, files.test_labels);
     if (tt.train.height != tt.test.height || tt.train.width != tt.test.width) {
         throw Error(ErrorKind::DatasetCorrupt,
                     "in " + quoted(dir) + " the training images are " +

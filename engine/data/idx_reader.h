@@ -20,11 +20,24 @@ namespace scalelab::data {
 // One image file and its label file: a 1-channel Dataset of 10 classes.
 Dataset read_idx(const std::string& images_path, const std::string& labels_path);
 
+// The paths of the four standard files of a folder.
+struct IdxFiles {
+    std::string train_images;
+    std::string train_labels;
+    std::string test_images;
+    std::string test_labels;
+};
+
 // The four standard files of `dir`, each either plain or with ".gz" (plain wins if both exist):
 // train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte,
-// t10k-labels-idx1-ubyte. `what` is the dataset's name as the user types it ("mnist",
-// "fashion-mnist"); it is used in messages, and for "fashion-mnist" a missing folder's message
-// says how to install Debian's dataset-fashion-mnist package.
+// t10k-labels-idx1-ubyte. Only looks for them, reads none: throws DatasetMissing when `dir` is
+// empty, not a folder, or lacks any of them (naming all that are missing). `what` is the
+// dataset's name as the user types it ("mnist", "fashion-mnist"); it is used in messages, and
+// for "fashion-mnist" a missing folder's message says how to install Debian's
+// dataset-fashion-mnist package.
+IdxFiles find_idx_files(const std::string& dir, std::string_view what);
+
+// Reads the files find_idx_files(dir, what) finds: the train and test sets.
 TrainTest load_idx_folder(const std::string& dir, std::string_view what);
 
 }  // namespace scalelab::data

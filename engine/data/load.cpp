@@ -6,6 +6,52 @@
 
 namespace scalelab::data {
 
+namespace {
+
+enum class Format { Synthetic, Idx, Cifar10 };
+
+// Throws InvalidSpec for a name no reader knows.
+Format format_of(const std::string& name) {
+    if (name == "synthetic") {
+        return Format::Synthetic;
+    }
+    if (name == "fashion-mnist" || name == "mnist") {
+        return Format::Idx;
+    }
+    if (name == "cifar10") {
+        return Format::Cifar10;
+    }
+    throw Error(ErrorKind::InvalidSpec, "unknown dataset '" + name +
+                                            "'; choose one of fashion-mnist, mnist, cifar10, "
+                                            "synthetic");
+}
+
+// The folder a file-based dataset is read from: the request's, else the name's default.
+// Throws DatasetMissing for mnist and cifar10 when there is neither.
+std::string folder_of(const DatasetRequest& request) {
+    const std::string& name = request.name;
+    const std::string dir = request.dir.empty() ? default_data_dir(name) : request.dir;
+    if (!dir.empty()) {
+        return dir;
+    }
+    if (name == "mnist") {
+        throw Error(ErrorKind::DatasetMissing,
+                    "mnist has no default folder: pass --data DIR, where DIR holds the four "
+                    "MNIST IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+                    "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each may be .gz)");
+    }
+    if (name == "cifar10") {
+        throw Error(ErrorKind::DatasetMissing,
+                    "cifar10 has no default folder: pass --data DIR, where DIR holds the "
+                    "CIFAR-10 binary version's data_batch_1.bin .. data_batch_5.bin and "
+                    "test_batch.bin");
+    }
+    // Without a default the reader itself says that no folder was given.
+    return dir;
+}
+
+}  // namespace
+
 std::string default_data_dir(std::string_view name) {
     if (name == "fashion-mnist") {
         return "/usr/share/datasets/fashion-mnist";
@@ -14,35 +60,31 @@ std::string default_data_dir(std::string_view name) {
 }
 
 TrainTest load_dataset(const DatasetRequest& request) {
-    const std::string& name = request.name;
-    const std::string dir = request.dir.empty() ? default_data_dir(name) : request.dir;
-    if (name == "synthetic") {
+    const Format format = format_of(request.name);
+    if (format == Format::Synthetic) {
         return make_synthetic(request.synthetic);
     }
-    if (name == "fashion-mnist") {
-        return load_idx_folder(dir, name);
-    }
-    if (name == "mnist") {
-        if (dir.empty()) {
-            throw Error(ErrorKind::DatasetMissing,
-                        "mnist has no default folder: pass --data DIR, where DIR holds the four "
-                        "MNIST IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, "
-                        "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each may be .gz)");
+    const std::string dir = folder_of(request);
+    return format == Format::Idx ? load_idx_folder(dir, request.name) : load_cifar10(dir);
+}
+
+std::string dataset_folder_problem(const DatasetRequest& request) {
+    try {
+        const Format format = format_of(request.name);
+        if (format == Format::Synthetic) {
+            return "";
         }
-        return load_idx_folder(dir, name);
-    }
-    if (name == "cifar10") {
-        if (dir.empty()) {
-            throw Error(ErrorKind::DatasetMissing,
-                        "cifar10 has no default folder: pass --data DIR, where DIR holds the "
-                        "CIFAR-10 binary version's data_batch_1.bin .. data_batch_5.bin and "
-                        "test_batch.bin");
+        const std::string dir = folder_of(request);
+        if (format == Format::Idx) {
+            find_idx_files(dir, request.name);
+        } else {
+            find_cifar10_folder(dir);
         }
-        return load_cifar10(dir);
+        return "";
+    } catch (const Error& e) {
+        // An unknown name is the spec's problem (RunSpec::validate names it), not the folder's.
+        return e.kind() == ErrorKind::DatasetMissing ? e.what() : "";
     }
-    throw Error(ErrorKind::InvalidSpec, "unknown dataset '" + name +
-                                            "'; choose one of fashion-mnist, mnist, cifar10, "
-                                            "synthetic");
 }
 
 }  // namespace scalelab::data

@@ -26,4 +26,10 @@ std::string default_data_dir(std::string_view name);
 // cifar10_reader.h, synthetic.h).
 TrainTest load_dataset(const DatasetRequest& request);
 
+// What keeps load_dataset(request) from finding the dataset's files: exactly the message it
+// would throw for a missing folder or file, or "" when the files are all there. Only looks for
+// the files, reads none, so it is cheap enough to call on every keystroke. "" for synthetic
+// data (it needs no folder) and for an unknown name (that is not a folder's problem).
+std::string dataset_folder_problem(const DatasetRequest& request);
+
 }  // namespace scalelab::data

@@ -1,5 +1,6 @@
 // load_dataset: dispatch by name, default folders, the errors for unknown names and missing
 // folders, and (where Debian's dataset-fashion-mnist is installed) the real Fashion-MNIST.
+// dataset_folder_problem: the same missing-folder messages, found without reading the files.
 
 #include <QDir>
 #include <QTemporaryDir>
@@ -27,6 +28,16 @@ std::pair<int, std::string> error_of(const DatasetRequest& r) {
 
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
+}
+
+const char* const kIdxFiles[4] = {"train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                  "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"};
+const char* const kCifarFiles[6] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
+                                    "data_batch_4.bin", "data_batch_5.bin", "test_batch.bin"};
+
+// A one-byte file: there, but no valid dataset file, so only a check that reads it can fail.
+bool write_stub(const std::string& path) {
+    return write_plain(path, Bytes{1});
 }
 
 }  // namespace
@@ -103,6 +114,97 @@ class TestLoadDataset : public QObject {
         // The same folder under the fashion-mnist name: an explicit folder wins over the default.
         const TrainTest fm = load_dataset(DatasetRequest{"fashion-mnist", dir, {}});
         QVERIFY(fm.test.labels == pattern(2, 4, 10));
+    }
+
+    void folderProblemIsEmptyWithoutFolder() {
+        QCOMPARE(dataset_folder_problem(DatasetRequest{"synthetic", "", {}}), std::string());
+        QCOMPARE(dataset_folder_problem(DatasetRequest{"synthetic", "/nonexistent/syn", {}}),
+                 std::string());
+        // An unknown name is not a folder's problem, though load_dataset rejects it.
+        QCOMPARE(dataset_folder_problem(DatasetRequest{"imagenet", "/nonexistent/in", {}}),
+                 std::string());
+        QCOMPARE(error_of(DatasetRequest{"imagenet", "/nonexistent/in", {}}).first,
+                 int(ErrorKind::InvalidSpec));
+    }
+
+    void folderProblemNamesMissingFolder() {
+        for (const char* name : {"mnist", "fashion-mnist", "cifar10"}) {
+            const std::string msg =
+                dataset_folder_problem(DatasetRequest{name, "/nonexistent/scalelab-data", {}});
+            QVERIFY2(contains(msg, "'/nonexistent/scalelab-data' does not exist"), msg.c_str());
+        }
+        const std::string mnist = dataset_folder_problem(DatasetRequest{"mnist", "", {}});
+        QVERIFY2(contains(mnist, "no default folder"), mnist.c_str());
+    }
+
+    void folderProblemNamesMissingIdxFile() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string dir = tmp.path().toStdString();
+        QVERIFY(write_stub(dir + "/" + kIdxFiles[0] + ".gz"));
+        QVERIFY(write_stub(dir + "/" + kIdxFiles[1]));
+        QVERIFY(write_stub(dir + "/" + kIdxFiles[2]));
+        const std::string msg = dataset_folder_problem(DatasetRequest{"mnist", dir, {}});
+        // Only the missing file is listed as lacking (the advice after ';' names all four).
+        QVERIFY2(contains(msg, "lacks t10k-labels-idx1-ubyte[.gz];"), msg.c_str());
+        QVERIFY2(contains(msg, dir), msg.c_str());
+    }
+
+    void folderProblemAcceptsGzipAndReadsNothing() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string dir = tmp.path().toStdString();
+        for (const char* file : kIdxFiles) {
+            QVERIFY(write_stub(dir + "/" + file + ".gz"));
+        }
+        QCOMPARE(dataset_folder_problem(DatasetRequest{"mnist", dir, {}}), std::string());
+        QCOMPARE(dataset_folder_problem(DatasetRequest{"fashion-mnist", dir, {}}), std::string());
+        // The files are there but broken: only reading them, which the check does not, fails.
+        QCOMPARE(error_of(DatasetRequest{"mnist", dir, {}}).first, int(ErrorKind::DatasetCorrupt));
+    }
+
+    void folderProblemFindsCifarSubfolder() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string dir = tmp.path().toStdString();
+        const std::string before = dataset_folder_problem(DatasetRequest{"cifar10", dir, {}});
+        QVERIFY2(contains(before, "lacks data_batch_1.bin") && contains(before, "test_batch.bin"),
+                 before.c_str());
+        QVERIFY(QDir(tmp.path()).mkdir("cifar-10-batches-bin"));
+        for (const char* file : kCifarFiles) {
+            QVERIFY(write_stub(dir + "/cifar-10-batches-bin/" + file));
+        }
+        QCOMPARE(dataset_folder_problem(DatasetRequest{"cifar10", dir, {}}), std::string());
+        QCOMPARE(error_of(DatasetRequest{"cifar10", dir, {}}).first,
+                 int(ErrorKind::DatasetCorrupt));
+    }
+
+    void folderProblemIsWhatLoadDatasetThrows() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string dir = tmp.path().toStdString();
+        QVERIFY(write_stub(dir + "/" + kIdxFiles[0]));
+        QVERIFY(write_stub(dir + "/" + kCifarFiles[5]));
+        QVERIFY(write_stub(dir + "/a-file"));
+        const DatasetRequest requests[] = {
+            {"mnist", "", {}},
+            {"cifar10", "", {}},
+            {"mnist", "/nonexistent/scalelab-mnist", {}},
+            {"fashion-mnist", "/nonexistent/scalelab-fm", {}},
+            {"cifar10", "/nonexistent/scalelab-cifar", {}},
+            {"mnist", dir + "/a-file", {}},
+            {"cifar10", dir + "/a-file", {}},
+            {"mnist", dir, {}},
+            {"fashion-mnist", dir, {}},
+            {"cifar10", dir, {}},
+        };
+        for (const DatasetRequest& r : requests) {
+            const auto [kind, thrown] = error_of(r);
+            const std::string problem = dataset_folder_problem(r);
+            QCOMPARE(kind, int(ErrorKind::DatasetMissing));
+            QVERIFY2(!problem.empty(), (r.name + " " + r.dir).c_str());
+            QCOMPARE(problem, thrown);
+        }
     }
 
     void realFashionMnist() {

@@ -1,0 +1,171 @@
+#include "metrics_export.h"
+
+#include <QDir>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QLocale>
+#include <QSaveFile>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <optional>
+
+#include "run_comparison.h"
+#include "run_spec_json.h"
+
+namespace scalelab {
+
+namespace {
+
+QString number(double value) {
+    return QString::number(value, 'g', QLocale::FloatingPointShortest);
+}
+
+// RFC 4180: a field holding a separator, a quote or a line break goes between quotes, with its
+// quotes doubled.
+QString csv_field(const QString& text) {
+    static const QString special = QStringLiteral(",\"\r\n");
+    if (std::none_of(text.begin(), text.end(), [](QChar c) { return special.contains(c); }))
+        return text;
+    QString quoted = text;
+    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+    return QLatin1Char('"') + quoted + QLatin1Char('"');
+}
+
+// JSON has no NaN or infinity: a diverged run's loss becomes null.
+QJsonValue json_number(double value) {
+    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
+}
+
+template <typename T, typename ToJson>
+QJsonValue optional_json(const std::optional<T>& value, ToJson to_json) {
+    return value ? to_json(*value) : QJsonValue(QJsonValue::Null);
+}
+
+QJsonObject info_json(const RunInfo& info) {
+    QJsonArray warnings;
+    for (const std::string& warning : info.warnings)
+        warnings.append(QString::fromStdString(warning));
+    return {{QStringLiteral("devices"), info.devices},
+            {QStringLiteral("threads_per_device"), info.threads_per_device},
+            {QStringLiteral("cores"), info.cores},
+            {QStringLiteral("global_batch"), info.global_batch},
+            {QStringLiteral("steps_per_epoch"), info.steps_per_epoch},
+            {QStringLiteral("parameters"), double(info.parameters)},
+            {QStringLiteral("warnings"), warnings}};
+}
+
+QJsonObject target_json(const TargetReached& reached) {
+    return {{QStringLiteral("target"), reached.target},
+            {QStringLiteral("seconds"), reached.seconds},
+            {QStringLiteral("step"), double(reached.step)},
+            {QStringLiteral("epoch"), reached.epoch},
+            {QStringLiteral("images"), reached.images}};
+}
+
+QJsonObject summary_json(const RunCollection& runs, const RunRecord& run) {
+    const auto plain = [](double value) { return json_number(value); };
+    return {{QStringLiteral("best_val_accuracy"), optional_json(run.best_val_accuracy(), plain)},
+            {QStringLiteral("time_to_target"),
+             optional_json(run.time_to_target(),
+                           [](const TargetReached& t) { return QJsonValue(target_json(t)); })},
+            {QStringLiteral("mean_images_per_s"), optional_json(run.mean_images_per_s(), plain)},
+            {QStringLiteral("scaling_efficiency"),
+             optional_json(scaling_efficiency(runs, run.id), plain)}};
+}
+
+QJsonObject metrics_json(const RunRecord& run) {
+    QJsonObject metrics;
+    for (Metric metric : all_metrics) {
+        QJsonArray points;
+        for (const MetricPoint& point : run.curve(metric))
+            points.append(QJsonArray{double(point.step), point.epoch, point.seconds,
+                                     json_number(point.value)});
+        metrics.insert(QString::fromUtf8(metric_name(metric)), points);
+    }
+    return metrics;
+}
+
+QJsonValue date_json(const QDateTime& time) {
+    return time.isValid() ? QJsonValue(time.toString(Qt::ISODateWithMs))
+                          : QJsonValue(QJsonValue::Null);
+}
+
+QJsonObject run_json(const RunCollection& runs, const RunRecord& run) {
+    return {{QStringLiteral("id"), run.id},
+            {QStringLiteral("name"), run.name},
+            {QStringLiteral("state"), QString::fromUtf8(to_string(run.state))},
+            {QStringLiteral("message"), run.message},
+            {QStringLiteral("created"), date_json(run.created)},
+            {QStringLiteral("ended"), date_json(run.ended)},
+            {QStringLiteral("config"), run_spec_to_json(run.spec)},
+            {QStringLiteral("info"),
+             run.started ? QJsonValue(info_json(run.info)) : QJsonValue(QJsonValue::Null)},
+            {QStringLiteral("summary"), summary_json(runs, run)},
+            {QStringLiteral("metrics"), metrics_json(run)}};
+}
+
+// Writes through a QSaveFile, so that a failure leaves an existing file as it was.
+bool save_text(const QString& path, QString* error,
+               const std::function<void(QTextStream&)>& write) {
+    const auto fail = [&](const QString& reason) {
+        if (error != nullptr)
+            *error = QObject::tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), reason);
+        return false;
+    };
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
+        return fail(file.errorString());
+    QTextStream out(&file);
+    write(out);
+    out.flush();
+    if (out.status() != QTextStream::Ok) {
+        file.cancelWriting();
+        return fail(file.errorString());
+    }
+    if (!file.commit())
+        return fail(file.errorString());
+    return true;
+}
+
+}  // namespace
+
+void write_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, QTextStream& out) {
+    out << metrics_csv_header << '\n';
+    for (int id : ids) {
+        const RunRecord* run = runs.find(id);
+        if (run == nullptr)
+            continue;
+        const QString name = csv_field(run->name);
+        for (Metric metric : all_metrics) {
+            const QString metric_text = QString::fromUtf8(metric_name(metric));
+            for (const MetricPoint& point : run->curve(metric))
+                out << name << ',' << run->id << ',' << point.step << ',' << point.epoch << ','
+                    << number(point.seconds) << ',' << metric_text << ',' << number(point.value)
+                    << '\n';
+        }
+    }
+}
+
+QJsonDocument runs_to_json(const RunCollection& runs, const std::vector<int>& ids) {
+    QJsonArray array;
+    for (int id : ids)
+        if (const RunRecord* run = runs.find(id))
+            array.append(run_json(runs, *run));
+    return QJsonDocument(QJsonObject{{QStringLiteral("runs"), array}});
+}
+
+bool save_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
+                      QString* error) {
+    return save_text(path, error, [&](QTextStream& out) { write_metrics_csv(runs, ids, out); });
+}
+
+bool save_runs_json(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
+                    QString* error) {
+    return save_text(path, error, [&](QTextStream& out) {
+        out << runs_to_json(runs, ids).toJson(QJsonDocument::Indented);
+    });
+}
+
+}  // namespace scalelab

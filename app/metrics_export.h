@@ -1,0 +1,39 @@
+#pragma once
+
+#include <QJsonDocument>
+#include <QString>
+#include <QTextStream>
+
+#include <vector>
+
+#include "run_collection.h"
+
+namespace scalelab {
+
+// Exports of runs for reports and notebooks. Both write every point of every curve (the charts
+// decimate what they draw; exports never do). Runs are written in the order of `ids`; ids
+// without a run are skipped.
+
+// The CSV header write_metrics_csv starts with.
+inline constexpr const char* metrics_csv_header = "run,run_id,step,epoch,wall_time_s,metric,value";
+
+// Long format, one row per point: run name (quoted when it holds a comma, quote or line break),
+// run id, step, epoch, training wall time in seconds, metric name (metric_name()), value.
+// Numbers are written in the shortest form that reads back to the same double.
+void write_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, QTextStream& out);
+
+// {"runs": [...]}, one object per run: id, name, state, message, created, ended, config (the
+// run's spec as run_spec_to_json writes it, so that it loads back as a config file), info (null
+// before the run started), summary (best val accuracy, time to target, mean images/s, scaling
+// efficiency; null where there is none) and metrics: metric name -> [[step, epoch, wall_time_s,
+// value], ...]. Values that are not finite (a diverged loss) are written as null.
+QJsonDocument runs_to_json(const RunCollection& runs, const std::vector<int>& ids);
+
+// Write the above to `path`, replacing it only once everything is written (QSaveFile). False
+// with `error` naming the file and the reason when it cannot be written.
+bool save_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
+                      QString* error);
+bool save_runs_json(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
+                    QString* error);
+
+}  // namespace scalelab

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <QString>
+
+#include "train/run_spec.h"
+
+namespace scalelab {
+
+// Whether a configuration summary names the device count and the global batch it gives, or
+// only the batch per device (the label of runs that differ only in their device count).
+enum class DeviceDetail { Included, Omitted };
+
+// A run's configuration on one line, for tables and legends:
+// "cnn · fashion-mnist · 2×128 = 256 · sgd lr 0.1 (linear → 0.2) · cosine · warm-up 2 epochs".
+// With DeviceDetail::Omitted: "cnn · fashion-mnist · 128 per device · sgd lr 0.1 (linear) · ...".
+QString configuration_summary(const RunSpec& spec, DeviceDetail devices = DeviceDetail::Included);
+
+// The settings of `spec` that differ from RunSpec's defaults, one "key: value" line each, keyed
+// as in the JSON config file; empty when every setting is the default.
+QString non_default_settings(const RunSpec& spec);
+
+// "1:23", or "1:02:03" from an hour on: a duration the way a progress line shows it.
+QString duration_text(double seconds);
+
+}  // namespace scalelab

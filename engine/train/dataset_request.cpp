@@ -1,0 +1,17 @@
+#include "train/dataset_request.h"
+
+namespace scalelab {
+
+data::DatasetRequest dataset_request(const RunSpec& spec) {
+    data::DatasetRequest request;
+    request.name = spec.dataset;
+    request.dir = spec.data_dir;
+    request.synthetic.train = spec.synthetic_train;
+    request.synthetic.test = spec.synthetic_test;
+    request.synthetic.channels = spec.synthetic_channels;
+    request.synthetic.size = spec.synthetic_size;
+    request.synthetic.seed = spec.seed;
+    return request;
+}
+
+}  // namespace scalelab

@@ -1,0 +1,12 @@
+#pragma once
+
+#include "data/load.h"
+#include "train/run_spec.h"
+
+namespace scalelab {
+
+// What a run reads: the spec's dataset, its folder (empty: the dataset's default) and the
+// synthetic generator's settings, seeded with the run's seed.
+data::DatasetRequest dataset_request(const RunSpec& spec);
+
+}  // namespace scalelab

@@ -1,0 +1,235 @@
+#include <QSignalSpy>
+#include <QtTest>
+
+#include "run_collection.h"
+#include "run_controller.h"
+#include "run_fixtures.h"
+#include "run_table_model.h"
+
+using scalelab::RunCollection;
+using scalelab::RunController;
+using scalelab::RunRecord;
+using scalelab::RunSpec;
+using scalelab::RunState;
+using scalelab::RunTableModel;
+using scalelab::testing::fixture_run;
+using scalelab::testing::fixture_spec;
+
+namespace {
+
+QString text(const RunTableModel& model, int row, int column) {
+    return model.data(model.index(row, column)).toString();
+}
+
+}  // namespace
+
+class TestRunTableModel : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void rows_follow_the_collection() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int first = runs.add(fixture_run(fixture_spec(1), "first", 1000, {0.8}));
+        RunTableModel model(runs);
+        QSignalSpy inserted(&model, &QAbstractItemModel::rowsInserted);
+        QSignalSpy removed(&model, &QAbstractItemModel::rowsRemoved);
+
+        const int second = runs.add(fixture_run(fixture_spec(2), "second", 1800, {0.8}));
+        QCOMPARE(inserted.count(), 1);
+        QCOMPARE(inserted.front().at(1).toInt(), 1);
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(model.columnCount(), int(RunTableModel::ColumnCount));
+        QCOMPARE(model.runId(0), first);
+        QCOMPARE(model.runId(1), second);
+        QCOMPARE(model.data(model.index(1, 0), RunTableModel::RunIdRole).toInt(), second);
+        QCOMPARE(text(model, 1, RunTableModel::NameColumn), QStringLiteral("second"));
+
+        QVERIFY(runs.remove(first));
+        QCOMPARE(removed.count(), 1);
+        QCOMPARE(removed.front().at(1).toInt(), 0);
+        QCOMPARE(model.rowCount(), 1);
+        QCOMPARE(model.runId(0), second);
+        QCOMPARE(model.row(first), -1);
+    }
+
+    void columns_describe_a_finished_run() {
+        RunController controller;
+        RunCollection runs(controller);
+        RunSpec spec = fixture_spec(2);
+        spec.lr_scaling = scalelab::LrScaling::Linear;
+        spec.reference_batch = 128;
+        spec.schedule = scalelab::ScheduleKind::Cosine;
+        spec.warmup_length = 2;
+        // 256 images a step at 2560 images/s: 0.1 s a step, 1.0 s an epoch of 10 steps.
+        runs.add(fixture_run(spec, "wide", 2560, {0.80, 0.88, 0.912}));
+        RunTableModel model(runs);
+
+        QCOMPARE(text(model, 0, RunTableModel::ConfigurationColumn),
+                 QStringLiteral("cnn · fashion-mnist · 2×128 = 256 · sgd lr 0.1 (linear → 0.2) · "
+                                "cosine · warm-up 2 epochs"));
+        QCOMPARE(text(model, 0, RunTableModel::StatusColumn), QStringLiteral("finished"));
+        QCOMPARE(
+            model.data(model.index(0, RunTableModel::StatusColumn), RunTableModel::ProgressRole)
+                .toDouble(),
+            1.0);
+        QCOMPARE(text(model, 0, RunTableModel::BestAccuracyColumn), QStringLiteral("0.912"));
+        QCOMPARE(text(model, 0, RunTableModel::TimeToTargetColumn),
+                 QStringLiteral("0.90 in 3.0 s (epoch 3)"));
+        QCOMPARE(text(model, 0, RunTableModel::ImagesPerSecondColumn), QStringLiteral("2560"));
+        QCOMPARE(text(model, 0, RunTableModel::EfficiencyColumn), QStringLiteral("—"));
+        const QString tip =
+            model.data(model.index(0, RunTableModel::NameColumn), Qt::ToolTipRole).toString();
+        QVERIFY2(tip.contains(QStringLiteral("global batch 256")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("schedule: cosine")), qPrintable(tip));
+    }
+
+    void status_shows_progress_eta_and_failures() {
+        RunController controller;
+        RunCollection runs(controller);
+        // 5 of 20 steps done in 10 s: 25%, and 15 steps of 2 s left.
+        RunRecord running;
+        running.spec = fixture_spec(1);
+        running.spec.epochs = 2;
+        running.state = RunState::Running;
+        running.started = true;
+        running.info.steps_per_epoch = 10;
+        running.step = 5;
+        running.train_seconds = 10;
+        runs.add(running);
+        RunRecord failed = fixture_run(fixture_spec(1), "failed", 1000, {0.5});
+        failed.state = RunState::Failed;
+        failed.message = QStringLiteral("out of memory on device 1");
+        runs.add(failed);
+        RunRecord queued;
+        queued.spec = fixture_spec(1);
+        runs.add(queued);
+        RunTableModel model(runs);
+
+        QCOMPARE(text(model, 0, RunTableModel::StatusColumn),
+                 QStringLiteral("running · 25% · ETA 0:30"));
+        QCOMPARE(
+            model.data(model.index(0, RunTableModel::StatusColumn), RunTableModel::ProgressRole)
+                .toDouble(),
+            0.25);
+        QCOMPARE(model.data(model.index(0, 0), RunTableModel::StateRole).toInt(),
+                 int(RunState::Running));
+        QCOMPARE(text(model, 0, RunTableModel::BestAccuracyColumn), QStringLiteral("—"));
+        QCOMPARE(text(model, 1, RunTableModel::StatusColumn),
+                 QStringLiteral("failed: out of memory on device 1"));
+        QCOMPARE(
+            model.data(model.index(1, RunTableModel::StatusColumn), Qt::ToolTipRole).toString(),
+            QStringLiteral("out of memory on device 1"));
+        QCOMPARE(text(model, 2, RunTableModel::StatusColumn), QStringLiteral("queued"));
+        QCOMPARE(text(model, 2, RunTableModel::ImagesPerSecondColumn), QStringLiteral("—"));
+    }
+
+    void scaling_efficiency_against_the_one_device_run() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(1), "one", 1000, {0.8}));
+        runs.add(fixture_run(fixture_spec(2), "two", 1860, {0.8}));
+        RunTableModel model(runs);
+        QCOMPARE(text(model, 0, RunTableModel::EfficiencyColumn), QStringLiteral("—"));
+        QCOMPARE(text(model, 1, RunTableModel::EfficiencyColumn), QStringLiteral("93%"));
+    }
+
+    void other_rows_show_deltas_against_the_baseline() {
+        RunController controller;
+        RunCollection runs(controller);
+        // Both reach 0.90 at epoch 3; "fast" takes 0.05 s a step, "base" 0.1 s.
+        const int base =
+            runs.add(fixture_run(fixture_spec(2), "base", 2560, {0.80, 0.88, 0.899, 0.90}));
+        runs.add(fixture_run(fixture_spec(2), "fast", 5120, {0.80, 0.88, 0.912}));
+        RunTableModel model(runs);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+
+        runs.setBaseline(base);
+        QCOMPARE(changed.count(), 1);  // every row at once: the deltas all change
+        QCOMPARE(changed.front().at(1).value<QModelIndex>().row(), 1);
+
+        QCOMPARE(text(model, 0, RunTableModel::NameColumn), QStringLiteral("base (baseline)"));
+        QCOMPARE(model.data(model.index(0, 0), Qt::EditRole).toString(), QStringLiteral("base"));
+        QVERIFY(model.data(model.index(0, 0), RunTableModel::BaselineRole).toBool());
+        QVERIFY(!model.data(model.index(1, 0), RunTableModel::BaselineRole).toBool());
+        QCOMPARE(text(model, 0, RunTableModel::BestAccuracyColumn), QStringLiteral("0.900"));
+        QCOMPARE(text(model, 1, RunTableModel::BestAccuracyColumn),
+                 QStringLiteral("0.912 (+0.012)"));
+        QCOMPARE(text(model, 1, RunTableModel::ImagesPerSecondColumn),
+                 QStringLiteral("5120 (+100%)"));
+        // base reaches 0.90 at epoch 4 (4.0 s); fast at epoch 3 (1.5 s).
+        QCOMPARE(text(model, 0, RunTableModel::TimeToTargetColumn),
+                 QStringLiteral("0.90 in 4.0 s (epoch 4)"));
+        QCOMPARE(text(model, 1, RunTableModel::TimeToTargetColumn),
+                 QStringLiteral("0.90 in 1.5 s (epoch 3, −2.5 s)"));
+
+        runs.setBaseline(0);
+        QCOMPARE(text(model, 1, RunTableModel::BestAccuracyColumn), QStringLiteral("0.912"));
+        QCOMPARE(text(model, 0, RunTableModel::NameColumn), QStringLiteral("base"));
+    }
+
+    void the_name_renames_and_toggles_visibility() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int id = runs.add(fixture_run(fixture_spec(1), "old", 1000, {0.8}));
+        RunTableModel model(runs);
+        const QModelIndex name = model.index(0, RunTableModel::NameColumn);
+        QVERIFY(model.flags(name) & Qt::ItemIsEditable);
+        QVERIFY(model.flags(name) & Qt::ItemIsUserCheckable);
+        QVERIFY(!(model.flags(model.index(0, RunTableModel::StatusColumn)) & Qt::ItemIsEditable));
+
+        QVERIFY(model.setData(name, QStringLiteral("new name")));
+        QCOMPARE(runs.find(id)->name, QStringLiteral("new name"));
+        QVERIFY(!model.setData(name, QStringLiteral("   ")));
+        QCOMPARE(runs.find(id)->name, QStringLiteral("new name"));
+        QVERIFY(!model.setData(model.index(0, RunTableModel::StatusColumn), QStringLiteral("x")));
+
+        QCOMPARE(model.data(name, Qt::CheckStateRole).toInt(), int(Qt::Checked));
+        QVERIFY(model.setData(name, int(Qt::Unchecked), Qt::CheckStateRole));
+        QVERIFY(!runs.find(id)->visible);
+        QCOMPARE(model.data(name, Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
+        QVERIFY(model.setData(name, int(Qt::Checked), Qt::CheckStateRole));
+        QVERIFY(runs.find(id)->visible);
+    }
+
+    void step_updates_reach_the_views_throttled() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(2), "a", 1000, {0.8}));
+        const int b = runs.add(fixture_run(fixture_spec(2), "b", 1000, {0.8}));
+        runs.add(fixture_run(fixture_spec(2), "c", 1000, {0.8}));
+        RunTableModel model(runs);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+
+        // A running run reports every step; the model must not pass each one on.
+        for (int step = 0; step < 200; ++step)
+            emit runs.curvesChanged(b);
+        QCOMPARE(changed.count(), 0);
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 2000);
+        const QModelIndex top_left = changed.front().at(0).value<QModelIndex>();
+        const QModelIndex bottom_right = changed.front().at(1).value<QModelIndex>();
+        QCOMPARE(top_left.row(), 1);
+        QCOMPARE(bottom_right.row(), 1);
+        QCOMPARE(top_left.column(), 0);
+        QCOMPARE(bottom_right.column(), RunTableModel::ColumnCount - 1);
+        QTest::qWait(3 * RunTableModel::update_interval_ms);
+        QCOMPARE(changed.count(), 1);
+    }
+
+    void a_one_device_run_changes_the_efficiency_of_every_row() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(2), "two", 1800, {0.8}));
+        runs.add(fixture_run(fixture_spec(4), "four", 3400, {0.8}));
+        const int one = runs.add(fixture_run(fixture_spec(1), "one", 1000, {0.8}));
+        RunTableModel model(runs);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        emit runs.runChanged(one);
+        QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 2000);
+        QCOMPARE(changed.front().at(0).value<QModelIndex>().row(), 0);
+        QCOMPARE(changed.front().at(1).value<QModelIndex>().row(), 2);
+    }
+};
+
+QTEST_MAIN(TestRunTableModel)
+#include "test_run_table_model.moc"

@@ -1,0 +1,185 @@
+#include <QImage>
+#include <QTemporaryDir>
+#include <QXmlStreamReader>
+#include <QtTest>
+
+#include <memory>
+
+#include "chart_export.h"
+#include "chart_grid.h"
+#include "chart_test_runs.h"
+#include "run_collection.h"
+#include "run_controller.h"
+#include "run_palette.h"
+
+using scalelab::ChartGrid;
+using scalelab::ChartKind;
+using scalelab::Metric;
+using scalelab::RunCollection;
+using scalelab::RunController;
+using scalelab::testing::chart_test_run;
+
+namespace {
+
+// Every piece of text an SVG draws, or an empty list and `error` when it does not parse.
+QStringList svg_texts(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = file.errorString();
+        return {};
+    }
+    QXmlStreamReader xml(&file);
+    QStringList texts;
+    while (!xml.atEnd()) {
+        xml.readNext();
+        if (xml.isStartElement() && xml.name() == QLatin1String("text"))
+            texts.append(xml.readElementText(QXmlStreamReader::IncludeChildElements).simplified());
+    }
+    if (xml.hasError()) {
+        *error = xml.errorString();
+        return {};
+    }
+    return texts;
+}
+
+// How many pixels are close to `colour`: the curves were drawn, in their runs' colours.
+int pixels_near(const QImage& image, QColor colour) {
+    int count = 0;
+    for (int y = 0; y < image.height(); ++y)
+        for (int x = 0; x < image.width(); ++x) {
+            const QColor pixel = image.pixelColor(x, y);
+            if (std::abs(pixel.red() - colour.red()) < 12 &&
+                std::abs(pixel.green() - colour.green()) < 12 &&
+                std::abs(pixel.blue() - colour.blue()) < 12)
+                ++count;
+        }
+    return count;
+}
+
+}  // namespace
+
+class TestChartExport : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void init() {
+        controller_ = std::make_unique<RunController>();
+        runs_ = std::make_unique<RunCollection>(*controller_);
+        grid_ = std::make_unique<ChartGrid>(*runs_);
+        // Far from the export size: the export must not depend on it.
+        grid_->resize(700, 450);
+        first_ = runs_->add(chart_test_run("alpha-run", 400, 100, 1.0));
+        auto beta = chart_test_run("beta-run", 400, 100);
+        for (const Metric metric : {Metric::TrainLoss, Metric::LearningRate})
+            for (auto& point : beta.curve(metric))
+                point.value *= 1.5;
+        second_ = runs_->add(std::move(beta));
+        grid_->redrawNow();
+        QVERIFY(dir_.isValid());
+    }
+
+    void cleanup() {
+        grid_.reset();
+        runs_.reset();
+        controller_.reset();
+    }
+
+    void chartPngHasTheChartSizeTimesTheScale() {
+        const QSize shown = grid_->chart(ChartKind::TrainLoss).widget()->size();
+        for (const int scale : {1, 2}) {
+            const QString path = dir_.filePath(QStringLiteral("loss-%1x.png").arg(scale));
+            QString error;
+            QVERIFY2(
+                scalelab::export_chart_png(grid_->chart(ChartKind::TrainLoss), path, scale, &error),
+                qPrintable(error));
+            const QImage image(path);
+            QVERIFY(!image.isNull());
+            QCOMPARE(image.size(), QSize(1000, 600) * scale);
+            const QColor colour = scalelab::run_colour(runs_->find(first_)->colour);
+            QVERIFY(pixels_near(image, colour) > 1000 * scale);
+        }
+        QCOMPARE(grid_->chart(ChartKind::TrainLoss).widget()->size(), shown);
+    }
+
+    void gridPngIsTwoByTwoCharts() {
+        for (const int scale : {1, 2}) {
+            const QString path = dir_.filePath(QStringLiteral("grid-%1x.png").arg(scale));
+            QString error;
+            QVERIFY2(scalelab::export_grid_png(*grid_, path, scale, &error), qPrintable(error));
+            const QImage image(path);
+            QCOMPARE(image.size(), QSize(2000, 1200) * scale);
+            // The learning-rate chart, bottom right, is drawn too.
+            const QImage bottom_right =
+                image.copy(QRect(QPoint(1000, 600) * scale, QSize(1000, 600) * scale));
+            const QColor colour = scalelab::run_colour(runs_->find(second_)->colour);
+            QVERIFY(pixels_near(bottom_right, colour) > 500 * scale);
+        }
+    }
+
+    void chartSvgHasTitleLegendAndAxisTitles() {
+        const QString path = dir_.filePath(QStringLiteral("loss.svg"));
+        QString error;
+        QVERIFY2(scalelab::export_chart_svg(grid_->chart(ChartKind::TrainLoss), path, &error),
+                 qPrintable(error));
+        const QStringList texts = svg_texts(path, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        for (const QString& expected : {QStringLiteral("alpha-run"), QStringLiteral("beta-run"),
+                                        ChartGrid::title(ChartKind::TrainLoss),
+                                        QStringLiteral("Step"), QStringLiteral("Loss")})
+            QVERIFY2(texts.contains(expected), qPrintable(expected + " missing from the SVG"));
+        // The curves are vectors, not a picture of them.
+        QFile file(path);
+        QVERIFY(file.open(QIODevice::ReadOnly));
+        const QByteArray svg = file.readAll();
+        QVERIFY(svg.count("<polyline") >= 4);
+        QVERIFY(!svg.contains("<image"));
+    }
+
+    void gridSvgHasEveryChart() {
+        const QString path = dir_.filePath(QStringLiteral("grid.svg"));
+        QString error;
+        QVERIFY2(scalelab::export_grid_svg(*grid_, path, &error), qPrintable(error));
+        const QStringList texts = svg_texts(path, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        for (const ChartKind kind : scalelab::all_chart_kinds)
+            QVERIFY2(texts.contains(ChartGrid::title(kind)),
+                     qPrintable(ChartGrid::title(kind) + " missing from the SVG"));
+        QVERIFY(texts.count(QStringLiteral("alpha-run")) >= 4);
+        QVERIFY(texts.contains(QStringLiteral("Images/s")));
+    }
+
+    void aMissingFolderIsNamedInTheError() {
+        const QString path = dir_.filePath(QStringLiteral("no-such-folder/loss.png"));
+        QString error;
+        QVERIFY(!scalelab::export_chart_png(grid_->chart(ChartKind::TrainLoss), path, 1, &error));
+        QVERIFY2(error.contains(path), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("does not exist")), qPrintable(error));
+        QVERIFY(!scalelab::export_grid_svg(*grid_, path, &error));
+        QVERIFY2(error.contains(path), qPrintable(error));
+    }
+
+    void aFolderInPlaceOfTheFileIsAnError() {
+        QString error;
+        QVERIFY(!scalelab::export_grid_png(*grid_, dir_.path(), 1, &error));
+        QVERIFY2(error.contains(dir_.path()), qPrintable(error));
+    }
+
+    void onlyScalesOneAndTwo() {
+        const QString path = dir_.filePath(QStringLiteral("loss-3x.png"));
+        QString error;
+        QVERIFY(!scalelab::export_chart_png(grid_->chart(ChartKind::TrainLoss), path, 3, &error));
+        QVERIFY2(error.contains(QStringLiteral("1 or 2")), qPrintable(error));
+        QVERIFY(!QFile::exists(path));
+    }
+
+  private:
+    QTemporaryDir dir_;
+    std::unique_ptr<RunController> controller_;
+    std::unique_ptr<RunCollection> runs_;
+    std::unique_ptr<ChartGrid> grid_;
+    int first_ = 0;
+    int second_ = 0;
+};
+
+QTEST_MAIN(TestChartExport)
+#include "test_chart_export.moc"

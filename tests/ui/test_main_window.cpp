@@ -1,0 +1,301 @@
+#include <QAction>
+#include <QApplication>
+#include <QChartView>
+#include <QFile>
+#include <QImage>
+#include <QLineEdit>
+#include <QLineSeries>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+#include <vector>
+
+#include "chart_grid.h"
+#include "chart_surface.h"
+#include "experiment_form.h"
+#include "export_dialog.h"
+#include "log_pane.h"
+#include "main_window.h"
+#include "run_collection.h"
+#include "run_table_model.h"
+#include "run_table_view.h"
+
+using namespace scalelab;
+
+namespace {
+
+// One epoch of 8 steps of 32 synthetic images: a second or less.
+RunSpec tiny_spec() {
+    RunSpec spec;
+    spec.model = "mlp";
+    spec.dataset = "synthetic";
+    spec.synthetic_train = 256;
+    spec.synthetic_test = 64;
+    spec.batch = 32;
+    spec.epochs = 1;
+    spec.devices = 1;
+    spec.threads = 1;
+    spec.targets = {};
+    return spec;
+}
+
+RunSpec endless_spec() {
+    RunSpec spec = tiny_spec();
+    spec.synthetic_train = 4096;
+    spec.epochs = 1000;
+    return spec;
+}
+
+DeviceInventory two_cores() {
+    DeviceInventory devices;
+    devices.cpu_cores = 2;
+    devices.no_gpu_reason = "no GPU in this test";
+    return devices;
+}
+
+bool all_ended(const RunCollection& runs) {
+    for (int id : runs.ids())
+        if (is_active(runs.find(id)->state))
+            return false;
+    return !runs.ids().empty();
+}
+
+// The drawn (smoothed) line of a run on a chart: the series that carries its name in the legend.
+QLineSeries* run_series(ChartSurface& chart, const QString& runName) {
+    auto* view = qobject_cast<QChartView*>(chart.widget());
+    if (view == nullptr)
+        return nullptr;
+    for (QAbstractSeries* series : view->chart()->series())
+        if (series->name() == runName)
+            return qobject_cast<QLineSeries*>(series);
+    return nullptr;
+}
+
+// Answers the next modal question box with `button` once it appears.
+void answer_next_question(QMessageBox::StandardButton button) {
+    QTimer::singleShot(0, [button] {
+        for (QWidget* widget : QApplication::topLevelWidgets())
+            if (auto* box = qobject_cast<QMessageBox*>(widget); box && box->isVisible()) {
+                box->button(button)->click();
+                return;
+            }
+        answer_next_question(button);  // not shown yet
+    });
+}
+
+}  // namespace
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+
+    std::unique_ptr<RunController> controller_;
+    std::unique_ptr<RunCollection> runs_;
+    std::unique_ptr<MainWindow> window_;
+
+  private slots:
+    void init() {
+        controller_ = std::make_unique<RunController>();
+        runs_ = std::make_unique<RunCollection>(*controller_);
+        window_ = std::make_unique<MainWindow>(*runs_, two_cores());
+        window_->show();
+        QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    }
+
+    void cleanup() {
+        window_.reset();
+        runs_.reset();
+        controller_.reset();
+    }
+
+    void opensWithTheDefaultExperimentReady() {
+        const RunSpec spec = window_->form().spec();
+        QCOMPARE(QString::fromStdString(spec.dataset), QStringLiteral("fashion-mnist"));
+        QCOMPARE(QString::fromStdString(spec.model), QStringLiteral("cnn"));
+        QCOMPARE(spec.devices, 2);
+        QCOMPARE(MainWindow::defaultExperiment(two_cores()).devices, 2);
+    }
+
+    void ctrlRStartsARunThatFillsTheChartsAndTheTable() {
+        window_->form().setSpec(tiny_spec());
+        QVERIFY(window_->form().isValid());
+        QTest::keyClick(window_.get(), Qt::Key_R, Qt::ControlModifier);
+        QCOMPARE(runs_->ids().size(), std::size_t{1});
+        const int id = runs_->ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
+        QVERIFY2(runs_->find(id)->state == RunState::Finished,
+                 qPrintable(runs_->find(id)->message));
+
+        // The charts redraw on their own timer: wait for it, do not force it.
+        const QString name = runs_->find(id)->name;
+        ChartSurface& loss = window_->charts().chart(ChartKind::TrainLoss);
+        QTRY_COMPARE_WITH_TIMEOUT(
+            loss.seriesPoints(ChartGrid::seriesKey(id, SeriesPart::Curve)).size(), 8, 5000);
+        QVERIFY(run_series(loss, name) != nullptr);
+        QTRY_VERIFY_WITH_TIMEOUT(
+            run_series(window_->charts().chart(ChartKind::ValAccuracy), name) != nullptr, 5000);
+
+        RunTableModel& table = window_->tableModel();
+        QCOMPARE(table.rowCount(), 1);
+        QTRY_VERIFY_WITH_TIMEOUT(table.index(0, RunTableModel::StatusColumn)
+                                     .data()
+                                     .toString()
+                                     .startsWith(QStringLiteral("finished")),
+                                 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!window_->log().text().isEmpty(), 5000);
+    }
+
+    void twoRunsAreDrawnInTwoColours() {
+        window_->form().setSpec(tiny_spec());
+        auto* start = window_->form().findChild<QPushButton*>(QStringLiteral("start"));
+        QVERIFY(start != nullptr);
+        QTest::mouseClick(start, Qt::LeftButton);
+        RunSpec second = tiny_spec();
+        second.lr = 0.1;
+        window_->form().setSpec(second);
+        QTest::mouseClick(start, Qt::LeftButton);
+        QCOMPARE(runs_->ids().size(), std::size_t{2});
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
+
+        ChartSurface& loss = window_->charts().chart(ChartKind::TrainLoss);
+        const QString first_name = runs_->find(runs_->ids()[0])->name;
+        const QString second_name = runs_->find(runs_->ids()[1])->name;
+        QTRY_VERIFY_WITH_TIMEOUT(
+            run_series(loss, first_name) != nullptr && run_series(loss, second_name) != nullptr,
+            5000);
+        QVERIFY(run_series(loss, first_name)->color() != run_series(loss, second_name)->color());
+    }
+
+    void aQueuedSweepOfThreeRunsRunsInOrder() {
+        window_->form().setSpec(tiny_spec());
+        auto* lrs = qobject_cast<QLineEdit*>(window_->form().field(QStringLiteral("sweep_lrs")));
+        QVERIFY(lrs != nullptr);
+        QTest::keyClicks(lrs, QStringLiteral("0.01, 0.02, 0.04"));
+        std::vector<int> started;
+        connect(runs_.get(), &RunCollection::runChanged, this, [&](int id) {
+            if (runs_->find(id)->state == RunState::Running &&
+                std::find(started.begin(), started.end(), id) == started.end())
+                started.push_back(id);
+        });
+        auto* sweep = window_->form().findChild<QPushButton*>(QStringLiteral("queue_sweep"));
+        QVERIFY(sweep != nullptr && sweep->isEnabled());
+        QTest::mouseClick(sweep, Qt::LeftButton);
+        QCOMPARE(runs_->ids().size(), std::size_t{3});
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 120000);
+        QCOMPARE(started, runs_->ids());
+        const double lrs_expected[] = {0.01, 0.02, 0.04};
+        for (std::size_t i = 0; i < 3; ++i) {
+            const RunRecord& run = *runs_->find(runs_->ids()[i]);
+            QCOMPARE(run.spec.lr, lrs_expected[i]);
+            QVERIFY(run.state == RunState::Finished);
+        }
+    }
+
+    void invalidFormKeepsStartDisabled() {
+        RunSpec spec = tiny_spec();
+        spec.batch = 0;
+        window_->form().setSpec(spec);
+        QVERIFY(!window_->form().isValid());
+        QVERIFY(!window_->form().fieldProblem(QStringLiteral("batch")).isEmpty());
+        QTest::keyClick(window_.get(), Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(runs_->ids().empty());
+    }
+
+    void exportsChartsAndDataOfTheShownRuns() {
+        window_->form().setSpec(tiny_spec());
+        window_->startRun();
+        window_->startRun();
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
+        runs_->setVisible(runs_->ids()[1], false);
+        QTemporaryDir folder;
+
+        ExportRequest png;
+        png.content = ExportRequest::Content::AllCharts;
+        png.scale = 2;
+        png.path = folder.filePath(QStringLiteral("grid.png"));
+        QString error;
+        QVERIFY2(window_->exportTo(png, &error), qPrintable(error));
+        QImage image(png.path);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size(), QSize(4000, 2400));
+
+        ExportRequest svg = png;
+        svg.content = ExportRequest::Content::OneChart;
+        svg.chart = int(ChartKind::TrainLoss);
+        svg.format = ExportRequest::ImageFormat::Svg;
+        svg.path = folder.filePath(QStringLiteral("loss.svg"));
+        QVERIFY2(window_->exportTo(svg, &error), qPrintable(error));
+        QFile svg_file(svg.path);
+        QVERIFY(svg_file.open(QIODevice::ReadOnly));
+        const QByteArray svg_text = svg_file.readAll();
+        QVERIFY(svg_text.contains(runs_->find(runs_->ids()[0])->name.toUtf8()));
+        QVERIFY(!svg_text.contains(runs_->find(runs_->ids()[1])->name.toUtf8()));  // hidden
+
+        ExportRequest csv;
+        csv.content = ExportRequest::Content::MetricsCsv;
+        csv.path = folder.filePath(QStringLiteral("metrics.csv"));
+        QVERIFY2(window_->exportTo(csv, &error), qPrintable(error));
+        QFile csv_file(csv.path);
+        QVERIFY(csv_file.open(QIODevice::ReadOnly | QIODevice::Text));
+        const QList<QByteArray> rows = csv_file.readAll().trimmed().split('\n');
+        std::size_t points = 0;
+        for (const auto& curve : runs_->find(runs_->ids()[0])->curves)
+            points += curve.size();
+        QCOMPARE(std::size_t(rows.size()), points + 1);  // the header, then the shown run only
+
+        ExportRequest unwritable = csv;
+        unwritable.path = QStringLiteral("/proc/no-such-folder/metrics.csv");
+        QVERIFY(!window_->exportTo(unwritable, &error));
+        QVERIFY2(error.contains(unwritable.path), qPrintable(error));
+    }
+
+    void presenterModeShowsOnlyTheChartsAndComesBack() {
+        window_->setPresenterMode(true);
+        QVERIFY(window_->presenterMode());
+        QVERIFY(!window_->form().isVisible());
+        QVERIFY(!window_->table().isVisible());
+        QVERIFY(window_->charts().isVisible());
+        QVERIFY(window_->font().pointSizeF() > QApplication::font().pointSizeF());
+        QTest::keyClick(window_.get(), Qt::Key_F11);
+        QVERIFY(!window_->presenterMode());
+        QVERIFY(window_->form().isVisible());
+        QVERIFY(window_->table().isVisible());
+
+        window_->setTheme(Theme::Dark);
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
+        window_->setTheme(Theme::Light);
+        QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 150);
+    }
+
+    void closingWithAnActiveRunAsksThenStopsIt() {
+        window_->form().setSpec(endless_spec());
+        window_->startRun();
+        const int id = runs_->ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->step >= 1, 60000);
+
+        answer_next_question(QMessageBox::No);
+        QVERIFY(!window_->close());
+        QVERIFY(runs_->find(id)->state == RunState::Running);
+
+        answer_next_question(QMessageBox::Yes);
+        QVERIFY(window_->close());
+        QTRY_VERIFY_WITH_TIMEOUT(!is_active(runs_->find(id)->state), 10000);
+        QVERIFY(runs_->find(id)->state == RunState::Cancelled);
+    }
+
+    void escapeStopsTheSelectedRun() {
+        window_->form().setSpec(endless_spec());
+        window_->startRun();
+        const int id = runs_->ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->step >= 1, 60000);
+        window_->table().selectRun(id);
+        QTest::keyClick(window_.get(), Qt::Key_Escape);
+        QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->state == RunState::Cancelled, 10000);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "test_main_window.moc"

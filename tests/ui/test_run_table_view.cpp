@@ -1,0 +1,157 @@
+#include <QAction>
+#include <QApplication>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTimer>
+#include <QtTest>
+
+#include "../app/run_fixtures.h"
+#include "run_collection.h"
+#include "run_controller.h"
+#include "run_palette.h"
+#include "run_table_model.h"
+#include "run_table_view.h"
+
+using scalelab::RunCollection;
+using scalelab::RunController;
+using scalelab::RunRecord;
+using scalelab::RunState;
+using scalelab::RunTableModel;
+using scalelab::RunTableView;
+using scalelab::testing::fixture_run;
+using scalelab::testing::fixture_spec;
+
+namespace {
+
+// Answers the next message box with the button whose text is `button`, once it is shown.
+void answer_next_message_box(const QString& button, QString* text) {
+    QTimer::singleShot(10, [button, text] {
+        auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+        if (box == nullptr) {
+            answer_next_message_box(button, text);
+            return;
+        }
+        *text = box->text();
+        for (QAbstractButton* candidate : box->buttons())
+            if (candidate->text() == button)
+                candidate->click();
+    });
+}
+
+}  // namespace
+
+class TestRunTableView : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void init() {
+        runs_ = std::make_unique<RunCollection>(controller_);
+        finished_ = runs_->add(fixture_run(fixture_spec(1), "finished", 1000, {0.8}));
+        RunRecord running = fixture_run(fixture_spec(2), "running", 1800, {0.8});
+        running.state = RunState::Running;
+        running_ = runs_->add(running);
+        model_ = std::make_unique<RunTableModel>(*runs_);
+        view_ = std::make_unique<RunTableView>(*runs_, *model_);
+        view_->resize(1200, 200);
+        view_->show();
+    }
+
+    void cleanup() {
+        view_.reset();
+        model_.reset();
+        runs_.reset();
+    }
+
+    void names_carry_the_run_colour() {
+        const QModelIndex name = view_->model()->index(1, RunTableModel::NameColumn);
+        QCOMPARE(name.data(Qt::DecorationRole).value<QColor>(),
+                 scalelab::run_colour(runs_->find(running_)->colour));
+        QVERIFY(!view_->model()
+                     ->index(1, RunTableModel::StatusColumn)
+                     .data(Qt::DecorationRole)
+                     .isValid());
+    }
+
+    void actions_follow_the_selected_run() {
+        QCOMPARE(view_->selectedRunId(), 0);
+        auto* stop = view_->findChild<QAction*>(QStringLiteral("stopAction"));
+        QVERIFY(stop != nullptr);
+        QVERIFY(!stop->isEnabled());
+
+        view_->selectRun(finished_);
+        QCOMPARE(view_->selectedRunId(), finished_);
+        QVERIFY(!stop->isEnabled());  // nothing to stop
+
+        view_->selectRun(running_);
+        QCOMPARE(view_->selectedRunId(), running_);
+        QVERIFY(stop->isEnabled());
+        QSignalSpy stops(view_.get(), &RunTableView::stopRequested);
+        stop->trigger();
+        QCOMPARE(stops.count(), 1);
+        QCOMPARE(stops.front().at(0).toInt(), running_);
+
+        QSignalSpy new_experiments(view_.get(), &RunTableView::newExperimentFromRun);
+        view_->findChild<QAction*>(QStringLiteral("newExperimentAction"))->trigger();
+        QCOMPARE(new_experiments.front().at(0).toInt(), running_);
+    }
+
+    void baseline_and_visibility_toggle() {
+        view_->selectRun(finished_);
+        auto* baseline = view_->findChild<QAction*>(QStringLiteral("baselineAction"));
+        baseline->trigger();
+        QCOMPARE(runs_->baseline(), finished_);
+        QCOMPARE(baseline->text().remove(QLatin1Char('&')), QStringLiteral("Clear baseline"));
+        baseline->trigger();
+        QCOMPARE(runs_->baseline(), 0);
+
+        auto* visibility = view_->findChild<QAction*>(QStringLiteral("visibilityAction"));
+        visibility->trigger();
+        QVERIFY(!runs_->find(finished_)->visible);
+        QCOMPARE(visibility->text().remove(QLatin1Char('&')), QStringLiteral("Show on charts"));
+        visibility->trigger();
+        QVERIFY(runs_->find(finished_)->visible);
+    }
+
+    void rename_edits_the_name_in_place() {
+        view_->selectRun(running_);
+        view_->findChild<QAction*>(QStringLiteral("renameAction"))->trigger();
+        const auto* editor = view_->findChild<QLineEdit*>();
+        QVERIFY(editor != nullptr);
+        QVERIFY(editor->isVisible());
+        QCOMPARE(editor->text(), QStringLiteral("running"));
+        QCOMPARE(view_->currentIndex().column(), int(RunTableModel::NameColumn));
+        QCOMPARE(view_->currentIndex().row(), 1);
+    }
+
+    void delete_asks_first() {
+        view_->selectRun(running_);
+        QString question;
+        answer_next_message_box(QStringLiteral("Cancel"), &question);
+        view_->findChild<QAction*>(QStringLiteral("deleteAction"))->trigger();
+        QVERIFY2(question.contains(QStringLiteral("still running")), qPrintable(question));
+        QVERIFY(runs_->find(running_) != nullptr);
+
+        view_->selectRun(finished_);
+        answer_next_message_box(QStringLiteral("Delete"), &question);
+        view_->activateWindow();
+        QVERIFY(QTest::qWaitForWindowActive(view_.get()));
+        view_->setFocus();
+        QTest::keyClick(view_.get(), Qt::Key_Delete);
+        QVERIFY2(question.contains(QStringLiteral("finished")), qPrintable(question));
+        QVERIFY(runs_->find(finished_) == nullptr);
+        QCOMPARE(view_->model()->rowCount(), 1);
+    }
+
+  private:
+    RunController controller_;
+    std::unique_ptr<RunCollection> runs_;
+    std::unique_ptr<RunTableModel> model_;
+    std::unique_ptr<RunTableView> view_;
+    int finished_ = 0;
+    int running_ = 0;
+};
+
+QTEST_MAIN(TestRunTableView)
+#include "test_run_table_view.moc"

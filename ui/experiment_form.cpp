@@ -1,0 +1,1077 @@
+#include "experiment_form.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileDialog>
+#include <QFrame>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QStyle>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <map>
+
+#include "data/load.h"
+#include "enum_names.h"
+#include "error.h"
+#include "number_lists.h"
+#include "number_spin_box.h"
+#include "run_spec_json.h"
+#include "train/dataset_request.h"
+
+namespace scalelab {
+
+namespace {
+
+constexpr int kIntMin = std::numeric_limits<int>::min();
+constexpr int kIntMax = std::numeric_limits<int>::max();
+// More runs than anyone watches, and a bound on what a mistyped list can allocate.
+constexpr std::size_t kMaxSweepRuns = 1000;
+
+QString number(double value) {
+    return QString::number(value, 'g', QLocale::FloatingPointShortest);
+}
+
+QString plural(qint64 count, const QString& one, const QString& many) {
+    return QStringLiteral("%1 %2").arg(count).arg(count == 1 ? one : many);
+}
+
+// devices x batch x accumulation; nothing when it does not fit an int (one of the three is then
+// far out of range and has a problem of its own).
+std::optional<int> global_batch_of(const RunSpec& spec) {
+    qint64 global = spec.devices;
+    for (int factor : {spec.batch, spec.accumulation}) {
+        global *= factor;
+        if (global < kIntMin || global > kIntMax)
+            return std::nullopt;
+    }
+    return int(global);
+}
+
+// The field a RunSpec::validate() message is about. Most messages start with the field's name;
+// the others are matched by their opening words. "" when the message names no field.
+QString field_of_message(const QString& message) {
+    static const std::pair<const char*, const char*> openings[] = {
+        {"model '", "model"},
+        {"dataset '", "dataset"},
+        {"the multistep schedule needs milestones", "milestones"},
+        {"a warm-up in steps", "warmup_length"},
+        {"the warm-up (", "warmup_length"},
+        {"the per-epoch warm-up", "warmup_unit"},
+    };
+    for (const auto& [opening, field] : openings)
+        if (message.startsWith(QLatin1String(opening)))
+            return QLatin1String(field);
+    const QString first = message.section(QLatin1Char(' '), 0, 0);
+    return run_spec_json_keys().contains(first) ? first : QString();
+}
+
+void report(QString* error, const QString& message) {
+    if (error)
+        *error = message;
+}
+
+template <typename Editor>
+Editor* named(Editor* editor, const char* name) {
+    editor->setObjectName(QLatin1String(name));
+    return editor;
+}
+
+// Captions on the left, editors on the right. A grid rather than a QFormLayout: Qt 6.4's
+// QFormLayout writes past its buffers when a row is hidden while another row's height depends
+// on its width (as word-wrapped problem lines do), and this form hides rows all the time.
+QGridLayout* form_layout(QWidget* parent) {
+    auto* layout = new QGridLayout(parent);
+    layout->setColumnStretch(1, 1);
+    return layout;
+}
+
+// A widget across both columns of the next row.
+void add_wide(QGridLayout* layout, QWidget* widget) {
+    layout->addWidget(widget, layout->rowCount(), 0, 1, 2);
+}
+
+QLabel* note(const QString& text, const char* role = nullptr) {
+    auto* label = new QLabel(text);
+    label->setWordWrap(true);
+    QFont font = label->font();
+    font.setPointSizeF(font.pointSizeF() * 0.9);
+    label->setFont(font);
+    if (role)
+        label->setProperty("role", QLatin1String(role));
+    else
+        label->setForegroundRole(QPalette::PlaceholderText);
+    return label;
+}
+
+// Each editor sits in a frame whose border turns red when the field has a problem. The frame,
+// not the editor, carries the border: a style-sheet border on a spin box or combo box replaces
+// the platform style's drawing of the whole widget, arrows included.
+constexpr int kFrameBorder = 1;  // the frame's border width in kStyle
+const char* const kStyle = R"(
+QLabel[role="problem"] { color: #d32f2f; }
+QLabel[role="warning"] { color: #b26a00; }
+QLabel#effective_lr { font-weight: bold; }
+QFrame[role="field"] { border: 1px solid transparent; border-radius: 3px; }
+QFrame[role="field"][problem="true"] { border-color: #d32f2f; }
+QToolButton#advanced { border: none; }
+)";
+
+}  // namespace
+
+ExperimentForm::ExperimentForm(const DeviceInventory& inventory, QWidget* parent)
+    : QWidget(parent), inventory_(inventory) {
+    setStyleSheet(QLatin1String(kStyle));
+
+    auto* content = new QWidget;
+    auto* sections = new QVBoxLayout(content);
+    for (QWidget* section :
+         {buildDevicesGroup(), buildModelGroup(), buildTrainingGroup(), buildOptimizerGroup(),
+          buildScheduleGroup(), buildWarmupGroup(), buildAdvancedSection(), buildSweepGroup()})
+        sections->addWidget(section);
+    sections->addStretch();
+    // One caption width for every section, so that all editors line up.
+    int caption_width = 0;
+    for (const FieldRow& row : rows_)
+        if (row.caption)
+            caption_width = std::max(caption_width, row.caption->sizeHint().width());
+    for (QGridLayout* grid : content->findChildren<QGridLayout*>())
+        grid->setColumnMinimumWidth(0, caption_width);
+
+    auto* scroll = new QScrollArea;
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+
+    // Start stays in view below the scrolling fields, with whatever keeps it disabled.
+    generalProblems_ = note({}, "problem");
+    generalProblems_->setObjectName(QStringLiteral("problems"));
+    generalProblems_->hide();
+    startButton_ = new QPushButton(tr("Start"));
+    startButton_->setObjectName(QStringLiteral("start"));
+    startButton_->setDefault(true);
+    connect(startButton_, &QPushButton::clicked, this, [this] {
+        if (isValid())
+            emit startRequested();
+    });
+
+    auto* layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(scroll, 1);
+    auto* footer = new QVBoxLayout;
+    footer->setContentsMargins(9, 0, 9, 9);
+    footer->addWidget(generalProblems_);
+    footer->addWidget(startButton_);
+    layout->addLayout(footer);
+
+    setSpec(RunSpec{});
+}
+
+// ---- Editors bound to RunSpec fields ----
+
+QSpinBox* ExperimentForm::bind(const char* name, int RunSpec::*member) {
+    auto* editor = named(new QSpinBox, name);
+    // Every int: a value out of the field's range reaches validation, which says what to do,
+    // instead of the keystroke being swallowed.
+    editor->setRange(kIntMin, kIntMax);
+    connect(editor, &QSpinBox::valueChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back({editor->objectName(),
+                         [editor, member](const RunSpec& spec) { editor->setValue(spec.*member); },
+                         [editor, member](RunSpec& spec) {
+                             spec.*member = editor->value();
+                             return QString();
+                         }});
+    return editor;
+}
+
+NumberSpinBox* ExperimentForm::bind(const char* name, double RunSpec::*member) {
+    auto* editor = named(new NumberSpinBox, name);
+    connect(editor, &NumberSpinBox::valueChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back({editor->objectName(),
+                         [editor, member](const RunSpec& spec) { editor->setValue(spec.*member); },
+                         [editor, member](RunSpec& spec) {
+                             spec.*member = editor->value();
+                             return QString();
+                         }});
+    return editor;
+}
+
+QCheckBox* ExperimentForm::bind(const char* name, bool RunSpec::*member, const QString& text) {
+    auto* editor = named(new QCheckBox(text), name);
+    connect(editor, &QCheckBox::toggled, this, &ExperimentForm::refresh);
+    bindings_.push_back(
+        {editor->objectName(),
+         [editor, member](const RunSpec& spec) { editor->setChecked(spec.*member); },
+         [editor, member](RunSpec& spec) {
+             spec.*member = editor->isChecked();
+             return QString();
+         }});
+    return editor;
+}
+
+template <typename Enum>
+QComboBox* ExperimentForm::bindEnum(const char* name, Enum RunSpec::*member) {
+    const auto& values = EnumValues<Enum>::all;
+    auto* editor = named(new QComboBox, name);
+    for (Enum value : values) {
+        const std::string_view text = to_string(value);
+        editor->addItem(QString::fromUtf8(text.data(), qsizetype(text.size())));
+    }
+    connect(editor, &QComboBox::currentIndexChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back({editor->objectName(),
+                         [editor, member, &values](const RunSpec& spec) {
+                             const auto it =
+                                 std::find(std::begin(values), std::end(values), spec.*member);
+                             editor->setCurrentIndex(int(it - std::begin(values)));
+                         },
+                         [editor, member, &values](RunSpec& spec) {
+                             spec.*member = values[editor->currentIndex()];
+                             return QString();
+                         }});
+    return editor;
+}
+
+QComboBox* ExperimentForm::bindChoice(const char* name, std::string RunSpec::*member,
+                                      const std::vector<std::string>& choices) {
+    auto* editor = named(new QComboBox, name);
+    for (const std::string& choice : choices)
+        editor->addItem(QString::fromStdString(choice));
+    connect(editor, &QComboBox::currentIndexChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back({editor->objectName(),
+                         [editor, member](const RunSpec& spec) {
+                             // A name the engine does not know (from a config file) is shown
+                             // as it is, so that validation can name it at the field.
+                             const QString text = QString::fromStdString(spec.*member);
+                             if (editor->findText(text) < 0)
+                                 editor->addItem(text);
+                             editor->setCurrentIndex(editor->findText(text));
+                         },
+                         [editor, member](RunSpec& spec) {
+                             spec.*member = editor->currentText().toStdString();
+                             return QString();
+                         }});
+    return editor;
+}
+
+QLineEdit* ExperimentForm::bind(const char* name, std::string RunSpec::*member) {
+    auto* editor = named(new QLineEdit, name);
+    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back({editor->objectName(),
+                         [editor, member](const RunSpec& spec) {
+                             editor->setText(QString::fromStdString(spec.*member));
+                         },
+                         [editor, member](RunSpec& spec) {
+                             spec.*member = editor->text().toStdString();
+                             return QString();
+                         }});
+    return editor;
+}
+
+QLineEdit* ExperimentForm::bind(const char* name, std::vector<int> RunSpec::*member) {
+    auto* editor = named(new QLineEdit, name);
+    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back(
+        {editor->objectName(),
+         [editor, member](const RunSpec& spec) { editor->setText(format_list(spec.*member)); },
+         [editor, member](RunSpec& spec) {
+             QString problem;
+             if (auto values = parse_whole_numbers(editor->text(), &problem))
+                 spec.*member = std::move(*values);
+             return problem;
+         }});
+    return editor;
+}
+
+QLineEdit* ExperimentForm::bind(const char* name, std::vector<double> RunSpec::*member) {
+    auto* editor = named(new QLineEdit, name);
+    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back(
+        {editor->objectName(),
+         [editor, member](const RunSpec& spec) { editor->setText(format_list(spec.*member)); },
+         [editor, member](RunSpec& spec) {
+             QString problem;
+             if (auto values = parse_numbers(editor->text(), &problem))
+                 spec.*member = std::move(*values);
+             return problem;
+         }});
+    return editor;
+}
+
+QLineEdit* ExperimentForm::bind(const char* name, std::uint64_t RunSpec::*member) {
+    auto* editor = named(new QLineEdit, name);
+    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
+    bindings_.push_back(
+        {editor->objectName(),
+         [editor, member](const RunSpec& spec) { editor->setText(QString::number(spec.*member)); },
+         [editor, member](RunSpec& spec) {
+             bool ok = false;
+             const qulonglong value = editor->text().trimmed().toULongLong(&ok);
+             if (!ok)
+                 return tr("'%1' is not a whole number from 0 to %2")
+                     .arg(editor->text())
+                     .arg(std::numeric_limits<std::uint64_t>::max());
+             spec.*member = value;
+             return QString();
+         }});
+    return editor;
+}
+
+// ---- Layout ----
+
+void ExperimentForm::addRow(QGridLayout* layout, const QString& label, QWidget* editor,
+                            const QString& help, QWidget* beside) {
+    // Spin boxes size themselves for their widest value; the whole int range would make the
+    // panel wider than it needs to be.
+    if (qobject_cast<QAbstractSpinBox*>(editor))
+        editor->setMinimumWidth(editor->fontMetrics().horizontalAdvance(QStringLiteral("0")) * 12);
+    editor->setToolTip(help);
+    auto* frame = new QFrame;
+    frame->setProperty("role", QStringLiteral("field"));
+    auto* framed = new QHBoxLayout(frame);
+    framed->setContentsMargins(0, 0, 0, 0);
+    framed->addWidget(editor);
+
+    auto* row = new QWidget;
+    auto* column = new QVBoxLayout(row);
+    column->setContentsMargins(0, 0, 0, 0);
+    column->setSpacing(2);
+    if (beside) {
+        auto* line = new QHBoxLayout;
+        line->addWidget(frame, 1);
+        line->addWidget(beside);
+        column->addLayout(line);
+    } else {
+        column->addWidget(frame);
+    }
+    auto* problem = note({}, "problem");
+    problem->setObjectName(editor->objectName() + QStringLiteral("_problem"));
+    problem->hide();
+    column->addWidget(problem);
+
+    const int at = layout->rowCount();
+    QLabel* caption = label.isEmpty() ? nullptr : new QLabel(label);
+    if (caption) {
+        caption->setBuddy(editor);
+        // Level with the editor's text, not with the problem line under it.
+        caption->setMinimumHeight(editor->sizeHint().height() + 2 * kFrameBorder);
+        layout->addWidget(caption, at, 0, Qt::AlignTop);
+    }
+    layout->addWidget(row, at, 1);
+    rows_.push_back({editor->objectName(), caption, editor, frame, row, problem, help});
+}
+
+void ExperimentForm::countIn(QSpinBox* box, const QString& one, const QString& many) {
+    units_.push_back({box, one, many});
+}
+
+const ExperimentForm::FieldRow* ExperimentForm::findRow(const QString& name) const {
+    const auto it = std::find_if(rows_.begin(), rows_.end(),
+                                 [&](const FieldRow& row) { return row.name == name; });
+    return it == rows_.end() ? nullptr : &*it;
+}
+
+void ExperimentForm::showRow(const char* name, bool shown) {
+    const FieldRow* row = findRow(QLatin1String(name));
+    if (row->caption)
+        row->caption->setVisible(shown);
+    row->row->setVisible(shown);
+}
+
+bool ExperimentForm::isShown(const FieldRow& row) const {
+    return row.editor->isVisibleTo(this);
+}
+
+QWidget* ExperimentForm::buildDevicesGroup() {
+    auto* group = new QGroupBox(tr("Devices and batch"));
+    auto* layout = form_layout(group);
+
+    if (!inventory_.gpus.empty()) {
+        QStringList gpus;
+        for (const GpuDescription& gpu : inventory_.gpus)
+            gpus.append(tr("GPU %1: %2, %3 GiB")
+                            .arg(gpu.index)
+                            .arg(QString::fromStdString(gpu.name))
+                            .arg(double(gpu.memory_bytes) / double(1ull << 30), 0, 'f', 1));
+        auto* list = new QLabel(gpus.join(QLatin1Char('\n')));
+        list->setWordWrap(true);
+        add_wide(layout, list);
+    } else {
+        add_wide(
+            layout,
+            new QLabel(
+                tr("CPU devices: %1").arg(plural(inventory_.cpu_cores, tr("core"), tr("cores")))));
+        if (!inventory_.no_gpu_reason.empty())
+            add_wide(layout, note(QString::fromStdString(inventory_.no_gpu_reason)));
+    }
+
+    const int most = inventory_.gpus.empty() ? max_cpu_devices : int(inventory_.gpus.size());
+    devices_ = bind("devices", &RunSpec::devices);
+    addRow(layout, tr("Devices"), devices_,
+           tr("Data-parallel replicas, 1 to %1; each trains on its own share of every batch")
+               .arg(most));
+    deviceWarning_ = note({}, "warning");
+    deviceWarning_->setObjectName(QStringLiteral("device_warning"));
+    deviceWarning_->hide();
+    add_wide(layout, deviceWarning_);
+
+    batch_ = bind("batch", &RunSpec::batch);
+    countIn(batch_, tr(" image"), tr(" images"));
+    addRow(layout, tr("Batch per device"), batch_,
+           tr("Images each device processes per micro-batch"));
+
+    globalBatch_ = named(new QSpinBox, "global_batch");
+    globalBatch_->setRange(kIntMin, kIntMax);
+    countIn(globalBatch_, tr(" image"), tr(" images"));
+    connect(globalBatch_, &QSpinBox::valueChanged, this, &ExperimentForm::onGlobalBatchEdited);
+    addRow(layout, tr("Global batch"), globalBatch_,
+           tr("Devices × batch per device × accumulation: the images one optimizer step "
+              "averages over. Editing it sets the batch per device."));
+    return group;
+}
+
+QWidget* ExperimentForm::buildModelGroup() {
+    auto* group = new QGroupBox(tr("Model and data"));
+    auto* layout = form_layout(group);
+    addRow(layout, tr("Model"), bindChoice("model", &RunSpec::model, model_names()),
+           tr("The network to train"));
+    addRow(layout, tr("WRN width"), bind("width", &RunSpec::width),
+           tr("WideResNet's widening factor k, 1 to 64 (wrn only)"));
+    dataset_ = bindChoice("dataset", &RunSpec::dataset, dataset_names());
+    addRow(layout, tr("Dataset"), dataset_, tr("Synthetic data is generated and needs no folder"));
+    dataDir_ = bind("data_dir", &RunSpec::data_dir);
+    browse_ = new QPushButton(tr("Browse…"));
+    connect(browse_, &QPushButton::clicked, this, &ExperimentForm::browseDataFolder);
+    addRow(layout, tr("Folder"), dataDir_,
+           tr("The folder with the dataset's files; empty: the dataset's default folder"), browse_);
+    addRow(layout, tr("Augmentation"), bindEnum("augment", &RunSpec::augment),
+           tr("flip; crop-flip (CIFAR-10); assessment: flip, rotation, shear, scale and "
+              "colour jitter"));
+    return group;
+}
+
+QWidget* ExperimentForm::buildTrainingGroup() {
+    auto* group = new QGroupBox(tr("Training"));
+    auto* layout = form_layout(group);
+    auto* epochs = bind("epochs", &RunSpec::epochs);
+    countIn(epochs, tr(" epoch"), tr(" epochs"));
+    addRow(layout, tr("Length"), epochs, tr("Passes over the training set"));
+    auto* smoothing = bind("label_smoothing", &RunSpec::label_smoothing);
+    smoothing->setSingleStep(0.05);
+    addRow(layout, tr("Label smoothing"), smoothing, tr("In [0, 1); 0: plain cross-entropy"));
+    addRow(layout, tr("Seed"), bind("seed", &RunSpec::seed),
+           tr("The same spec and seed give the same curves"));
+    auto* target = bind("target_accuracy", &RunSpec::target_accuracy);
+    target->setSingleStep(0.01);
+    addRow(layout, tr("Target accuracy"), target,
+           tr("Stop once validation accuracy reaches it for `patience` epochs in a row; 0: "
+              "train all epochs"));
+    auto* patience = bind("patience", &RunSpec::patience);
+    countIn(patience, tr(" epoch"), tr(" epochs"));
+    addRow(layout, tr("Patience"), patience,
+           tr("Consecutive epochs at or above the target before the run stops"));
+    return group;
+}
+
+QWidget* ExperimentForm::buildOptimizerGroup() {
+    auto* group = new QGroupBox(tr("Optimizer"));
+    auto* layout = form_layout(group);
+    addRow(layout, tr("Optimizer"), bindEnum("optimizer", &RunSpec::optimizer),
+           tr("sgd, LARS and LAMB (layer-wise trust ratios for large batches), NovoGrad, AdamW"));
+    auto* lr = bind("lr", &RunSpec::lr);
+    lr->setSingleStep(0.01);
+    addRow(layout, tr("Learning rate"), lr, tr("The base learning rate, before the scaling rule"));
+    addRow(layout, tr("LR scaling"), bindEnum("lr_scaling", &RunSpec::lr_scaling),
+           tr("linear: lr × global batch / reference batch; sqrt: lr × √(global / reference)"));
+    auto* reference = bind("reference_batch", &RunSpec::reference_batch);
+    countIn(reference, tr(" image"), tr(" images"));
+    addRow(layout, tr("Reference batch"), reference,
+           tr("The global batch the base learning rate was tuned for"));
+    effectiveLr_ = new QLabel;
+    effectiveLr_->setObjectName(QStringLiteral("effective_lr"));
+    effectiveLr_->setWordWrap(true);
+    add_wide(layout, effectiveLr_);
+
+    auto* decay = bind("weight_decay", &RunSpec::weight_decay);
+    decay->setSingleStep(0.0001);
+    addRow(layout, tr("Weight decay"), decay, tr("L2 penalty (decoupled for AdamW); 0: none"));
+    auto* momentum = bind("momentum", &RunSpec::momentum);
+    momentum->setSingleStep(0.01);
+    addRow(layout, tr("Momentum"), momentum, tr("In [0, 1)"));
+    addRow(layout, {}, bind("nesterov", &RunSpec::nesterov, tr("Nesterov momentum")),
+           tr("Needs a momentum above 0"));
+    auto* trust = bind("trust_coefficient", &RunSpec::trust_coefficient);
+    trust->setSingleStep(0.001);
+    addRow(layout, tr("Trust coefficient"), trust, tr("LARS eta, in (0, 1]; 0.001 is usual"));
+    addRow(layout, {}, bind("larc", &RunSpec::larc, tr("LARC (clip to the global LR)")),
+           tr("The layer-wise learning rate never exceeds the global one"));
+    for (const auto& [name, member, label, help] :
+         {std::tuple{"beta1", &RunSpec::beta1, tr("Beta 1"), tr("First-moment decay, in [0, 1)")},
+          std::tuple{"beta2", &RunSpec::beta2, tr("Beta 2"), tr("Second-moment decay, in [0, 1)")},
+          std::tuple{"eps", &RunSpec::eps, tr("Epsilon"),
+                     tr("Added to the denominator, in (0, 1)")}}) {
+        auto* editor = bind(name, member);
+        editor->setSingleStep(0.001);
+        addRow(layout, label, editor, help);
+    }
+    addRow(layout, tr("Trust clamp"), bind("trust_clamp", &RunSpec::trust_clamp),
+           tr("LAMB: trust ratio clamped to [0, clamp]; 0: no clamp"));
+    addRow(layout, {}, bind("grad_averaging", &RunSpec::grad_averaging, tr("Gradient averaging")),
+           tr("NovoGrad: the first moment averages (1 − beta1) × gradient"));
+    addRow(layout, {},
+           bind("adapt_norm_and_bias", &RunSpec::adapt_norm_and_bias,
+                tr("Adapt norm and bias layers")),
+           tr("Layer-wise adaptation also for batch-norm and bias tensors"));
+    return group;
+}
+
+QWidget* ExperimentForm::buildScheduleGroup() {
+    auto* group = new QGroupBox(tr("Schedule"));
+    auto* layout = form_layout(group);
+    addRow(layout, tr("Schedule"), bindEnum("schedule", &RunSpec::schedule),
+           tr("How the learning rate changes over the epochs"));
+    auto* gamma = bind("gamma", &RunSpec::gamma);
+    gamma->setSingleStep(0.05);
+    addRow(layout, tr("Gamma"), gamma, tr("Decay factor, in (0, 1]"));
+    auto* step = bind("step_epochs", &RunSpec::step_epochs);
+    countIn(step, tr(" epoch"), tr(" epochs"));
+    addRow(layout, tr("Step every"), step, tr("Decay by gamma every this many epochs"));
+    auto* milestones = bind("milestones", &RunSpec::milestones);
+    milestones->setPlaceholderText(tr("epochs, e.g. 30, 60"));
+    addRow(layout, tr("Milestones"), milestones, tr("Decay by gamma at each of these epochs"));
+    addRow(layout, tr("Minimum LR"), bind("min_lr", &RunSpec::min_lr),
+           tr("The floor cosine annealing ends at, in [0, lr]"));
+    addRow(layout, tr("Power"), bind("poly_power", &RunSpec::poly_power),
+           tr("lr × (1 − t/T)^power, power in (0, 10]"));
+    return group;
+}
+
+QWidget* ExperimentForm::buildWarmupGroup() {
+    auto* group = new QGroupBox(tr("Warm-up"));
+    auto* layout = form_layout(group);
+    addRow(layout, tr("Kind"), bindEnum("warmup", &RunSpec::warmup),
+           tr("gradual: linear per step; per-epoch: the same ramp once per epoch; constant: the "
+              "start factor, then a jump"));
+    addRow(layout, tr("Length"), bind("warmup_length", &RunSpec::warmup_length),
+           tr("0: no warm-up"));
+    addRow(layout, tr("Unit"), bindEnum("warmup_unit", &RunSpec::warmup_unit),
+           tr("The unit of the length"));
+    auto* start = bind("warmup_start_factor", &RunSpec::warmup_start_factor);
+    start->setSingleStep(0.05);
+    addRow(layout, tr("Start factor"), start, tr("The warm-up starts at lr × factor, in [0, 1]"));
+    return group;
+}
+
+QWidget* ExperimentForm::buildAdvancedSection() {
+    advancedSection_ = new QWidget;
+    auto* column = new QVBoxLayout(advancedSection_);
+    column->setContentsMargins(0, 0, 0, 0);
+    advancedToggle_ = named(new QToolButton, "advanced");
+    advancedToggle_->setText(tr("Advanced"));
+    advancedToggle_->setCheckable(true);
+    advancedToggle_->setArrowType(Qt::RightArrow);
+    advancedToggle_->setToolButtonStyle(Qt::ToolButtonTextBesideIcon);
+    advancedToggle_->setAutoRaise(true);
+    advancedBody_ = new QGroupBox;
+    advancedBody_->hide();
+    connect(advancedToggle_, &QToolButton::toggled, this, [this](bool open) {
+        advancedToggle_->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
+        advancedBody_->setVisible(open);
+        refresh();  // problems of hidden fields move between their field and the list
+    });
+    column->addWidget(advancedToggle_);
+    column->addWidget(advancedBody_);
+
+    auto* layout = form_layout(advancedBody_);
+    addRow(layout, tr("Accumulation"), bind("accumulation", &RunSpec::accumulation),
+           tr("Micro-batches per optimizer step, 1 to 1024; no communication until the last"));
+    auto* bucket = bind("bucket_mb", &RunSpec::bucket_mb);
+    bucket->setSuffix(tr(" MB"));
+    addRow(layout, tr("Bucket size"), bucket, tr("Gradient all-reduce bucket cap, as DDP's"));
+    auto* first = bind("first_bucket_mb", &RunSpec::first_bucket_mb);
+    first->setSuffix(tr(" MB"));
+    addRow(layout, tr("First bucket"), first,
+           tr("The first bucket (the last layers' gradients) is smaller, so that communication "
+              "starts early"));
+    addRow(layout, {}, bind("overlap", &RunSpec::overlap, tr("Overlap all-reduce with backward")),
+           tr("Reduce each bucket as soon as its gradients are ready"));
+    addRow(layout, {}, bind("sync_bn", &RunSpec::sync_bn, tr("Synchronised batch norm")),
+           tr("Batch-norm statistics over the global batch instead of per device"));
+    auto* ghost = bind("ghost_batch", &RunSpec::ghost_batch);
+    countIn(ghost, tr(" image"), tr(" images"));
+    addRow(layout, tr("Ghost batch"), ghost,
+           tr("Batch-norm statistics over virtual batches of this size; 0: off"));
+    addRow(layout, {},
+           bind("zero_init_residual", &RunSpec::zero_init_residual, tr("Zero-init residual")),
+           tr("Each residual block's last batch-norm gamma starts at 0 (resnet8, resnet20)"));
+    addRow(layout, {},
+           bind("decay_norm_and_bias", &RunSpec::decay_norm_and_bias,
+                tr("Weight decay on norm and bias")),
+           tr("Off: no weight decay on batch-norm and bias parameters"));
+    auto* beta = bind("noise_scale_beta", &RunSpec::noise_scale_beta);
+    beta->setSingleStep(0.01);
+    addRow(layout, tr("Noise-scale β"), beta,
+           tr("Decay of the gradient noise scale's running averages, in [0, 1)"));
+    auto* targets = bind("targets", &RunSpec::targets);
+    targets->setPlaceholderText(tr("e.g. 0.85, 0.9"));
+    addRow(layout, tr("Accuracy marks"), targets,
+           tr("Validation accuracies whose first crossing each run records"));
+    addRow(layout, tr("Threads per device"), bind("threads", &RunSpec::threads),
+           tr("0: the machine's cores divided by the devices"));
+    for (const auto& [name, member, label] :
+         {std::tuple{"synthetic_train", &RunSpec::synthetic_train, tr("Synthetic train")},
+          std::tuple{"synthetic_test", &RunSpec::synthetic_test, tr("Synthetic test")},
+          std::tuple{"synthetic_channels", &RunSpec::synthetic_channels, tr("Synthetic channels")},
+          std::tuple{"synthetic_size", &RunSpec::synthetic_size, tr("Synthetic size")}})
+        addRow(layout, label, bind(name, member),
+               tr("The synthetic dataset: train and test images, channels (1 or 3), side "
+                  "(multiple of 4)"));
+    return advancedSection_;
+}
+
+QWidget* ExperimentForm::buildSweepGroup() {
+    auto* group = new QGroupBox(tr("Queue sweep"));
+    auto* layout = form_layout(group);
+    add_wide(layout, note(tr("Every combination becomes a run, queued one after another. An empty "
+                             "list uses the value above.")));
+    auto list = [this](const char* name) {
+        auto* editor = named(new QLineEdit, name);
+        connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
+        return editor;
+    };
+    sweepDevices_ = list("sweep_devices");
+    addRow(layout, tr("Device counts"), sweepDevices_, tr("e.g. 1, 2, 4"));
+    sweepBatches_ = list("sweep_batches");
+    addRow(layout, tr("Batch sizes"), sweepBatches_, tr("Per device, e.g. 64, 128"));
+    sweepLrs_ = list("sweep_lrs");
+    addRow(layout, tr("Learning rates"), sweepLrs_, tr("Base learning rates, e.g. 0.05, 0.1"));
+    sweepButton_ = named(new QPushButton, "queue_sweep");
+    connect(sweepButton_, &QPushButton::clicked, this, [this] {
+        if (sweepValid())
+            emit sweepRequested();
+    });
+    add_wide(layout, sweepButton_);
+    return group;
+}
+
+// ---- Reading and checking ----
+
+RunSpec ExperimentForm::readSpec(std::vector<Problem>* unreadable) const {
+    RunSpec spec;
+    for (const Binding& binding : bindings_) {
+        const QString problem = binding.read(spec);
+        if (!problem.isEmpty() && unreadable)
+            unreadable->push_back({binding.name, problem});
+    }
+    return spec;
+}
+
+RunSpec ExperimentForm::spec() const {
+    return readSpec(nullptr);
+}
+
+std::vector<ExperimentForm::Problem> ExperimentForm::specProblems(const RunSpec& spec,
+                                                                  QStringList taken) const {
+    std::vector<Problem> problems;
+    auto add = [&](const QString& field, const QString& message) {
+        problems.push_back({field, message});
+        taken.append(field);
+    };
+    if (spec.batch < 1)
+        add(QStringLiteral("batch"), tr("batch size must be at least 1"));
+    if (!(spec.lr > 0))
+        add(QStringLiteral("lr"), tr("the learning rate must be above 0"));
+    const int gpus = int(inventory_.gpus.size());
+    if (gpus > 0 && spec.devices > gpus)
+        add(QStringLiteral("devices"), tr("devices must be between 1 and %1: this machine has %2")
+                                           .arg(gpus)
+                                           .arg(plural(gpus, tr("GPU"), tr("GPUs"))));
+    for (const std::string& error : spec.validate()) {
+        const QString message = QString::fromStdString(error);
+        const QString field = field_of_message(message);
+        if (!taken.contains(field) || field.isEmpty())
+            problems.push_back({field, message});
+    }
+    return problems;
+}
+
+std::vector<ExperimentForm::Problem> ExperimentForm::collectProblems() const {
+    std::vector<Problem> problems;
+    const RunSpec spec = readSpec(&problems);
+    if (!globalBatchProblem_.isEmpty())
+        problems.push_back({QStringLiteral("global_batch"), globalBatchProblem_});
+    else if (!global_batch_of(spec))
+        problems.push_back({QStringLiteral("global_batch"),
+                            tr("devices × batch × accumulation is more than %1").arg(kIntMax)});
+    // The engine's own check, so the form names exactly what the run would fail on.
+    if (const std::string folder = data::dataset_folder_problem(dataset_request(spec));
+        !folder.empty())
+        problems.push_back({QStringLiteral("data_dir"), QString::fromStdString(folder)});
+    QStringList taken;
+    for (const Problem& problem : problems)
+        taken.append(problem.field);
+    for (Problem& problem : specProblems(spec, taken))
+        problems.push_back(std::move(problem));
+    return problems;
+}
+
+std::size_t ExperimentForm::Sweep::runs() const {
+    auto count = [](std::size_t n) { return std::max<std::size_t>(n, 1); };
+    return count(devices.size()) * count(batches.size()) * count(lrs.size());
+}
+
+ExperimentForm::Sweep ExperimentForm::readSweep() const {
+    Sweep sweep;
+    QString problem;
+    if (auto devices = parse_whole_numbers(sweepDevices_->text(), &problem))
+        sweep.devices = std::move(*devices);
+    else
+        sweep.problems.push_back({sweepDevices_->objectName(), problem});
+    if (auto batches = parse_whole_numbers(sweepBatches_->text(), &problem))
+        sweep.batches = std::move(*batches);
+    else
+        sweep.problems.push_back({sweepBatches_->objectName(), problem});
+    if (auto lrs = parse_numbers(sweepLrs_->text(), &problem))
+        sweep.lrs = std::move(*lrs);
+    else
+        sweep.problems.push_back({sweepLrs_->objectName(), problem});
+
+    if (sweep.runs() > kMaxSweepRuns)
+        sweep.problems.push_back({{},
+                                  tr("the sweep has %1 runs; queue at most %2 at a time")
+                                      .arg(sweep.runs())
+                                      .arg(kMaxSweepRuns)});
+
+    // A value that would make an invalid run is named at its list. Judged only against a valid
+    // form: otherwise the form's own problems explain what is wrong.
+    if (!problems_.empty())
+        return sweep;
+    const RunSpec base = spec();
+    auto check = [&](const auto& values, const QLineEdit* editor, auto apply) {
+        for (const auto value : values) {
+            RunSpec run = base;
+            apply(run, value);
+            const std::vector<Problem> problems = specProblems(run);
+            if (!problems.empty()) {
+                sweep.problems.push_back(
+                    {editor->objectName(),
+                     QStringLiteral("%1: %2").arg(number(value), problems.front().message)});
+                return;
+            }
+        }
+    };
+    check(sweep.devices, sweepDevices_, [](RunSpec& run, int devices) { run.devices = devices; });
+    check(sweep.batches, sweepBatches_, [](RunSpec& run, int batch) { run.batch = batch; });
+    check(sweep.lrs, sweepLrs_, [](RunSpec& run, double lr) { run.lr = lr; });
+    return sweep;
+}
+
+bool ExperimentForm::isValid() const {
+    return problems_.empty();
+}
+
+QStringList ExperimentForm::problems() const {
+    QStringList messages;
+    for (const Problem& problem : problems_)
+        messages.append(problem.message);
+    return messages;
+}
+
+QString ExperimentForm::fieldProblem(const QString& name) const {
+    const FieldRow* row = findRow(name);
+    return row ? row->problemLabel->text() : QString();
+}
+
+QWidget* ExperimentForm::field(const QString& name) const {
+    const FieldRow* row = findRow(name);
+    return row ? row->editor : nullptr;
+}
+
+bool ExperimentForm::sweepValid() const {
+    return isValid() && readSweep().problems.empty();
+}
+
+std::vector<RunSpec> ExperimentForm::sweepSpecs() const {
+    if (!sweepValid())
+        return {};
+    const Sweep sweep = readSweep();
+    const RunSpec base = spec();
+    auto or_base = [](auto values, auto value) {
+        if (values.empty())
+            values.push_back(value);
+        return values;
+    };
+    std::vector<RunSpec> runs;
+    for (int devices : or_base(sweep.devices, base.devices))
+        for (int batch : or_base(sweep.batches, base.batch))
+            for (double lr : or_base(sweep.lrs, base.lr)) {
+                RunSpec run = base;
+                run.devices = devices;
+                run.batch = batch;
+                run.lr = lr;
+                runs.push_back(run);
+            }
+    return runs;
+}
+
+// ---- Editing ----
+
+void ExperimentForm::setSpec(const RunSpec& spec) {
+    showingSpec_ = true;
+    for (const Binding& binding : bindings_)
+        binding.show(spec);
+    showingSpec_ = false;
+    globalBatchProblem_.clear();
+    globalBatchFactors_.reset();
+    refresh();
+}
+
+void ExperimentForm::setAdvancedVisible(bool visible) {
+    advancedSection_->setVisible(visible);
+    refresh();
+}
+
+void ExperimentForm::browseDataFolder() {
+    const QString start =
+        dataDir_->text().isEmpty() ? dataDir_->placeholderText() : dataDir_->text();
+    const QString folder = QFileDialog::getExistingDirectory(this, tr("Dataset folder"), start);
+    if (!folder.isEmpty())
+        dataDir_->setText(QDir::toNativeSeparators(folder));
+}
+
+void ExperimentForm::onGlobalBatchEdited(int global) {
+    const RunSpec current = spec();
+    const qint64 per_batch = qint64(current.devices) * current.accumulation;
+    if (global < 1) {
+        globalBatchProblem_ = tr("the global batch must be at least 1");
+    } else if (per_batch < 1) {
+        globalBatchProblem_ = tr("set the devices and accumulation first");
+    } else if (global % per_batch != 0) {
+        globalBatchProblem_ =
+            current.accumulation == 1
+                ? tr("%1 is not divisible by %2 devices; use a multiple of %2")
+                      .arg(global)
+                      .arg(current.devices)
+                : tr("%1 is not divisible by %2 devices × %3 accumulation steps; use a "
+                     "multiple of %4")
+                      .arg(global)
+                      .arg(current.devices)
+                      .arg(current.accumulation)
+                      .arg(per_batch);
+    } else {
+        globalBatchProblem_.clear();
+        const int batch = int(global / per_batch);
+        {
+            const QSignalBlocker quiet(batch_);
+            batch_->setValue(batch);
+        }
+        globalBatchFactors_ = std::tuple{current.devices, batch, current.accumulation};
+    }
+    refresh();
+}
+
+void ExperimentForm::refresh() {
+    if (showingSpec_)
+        return;
+    const RunSpec current = spec();
+
+    const std::tuple factors{current.devices, current.batch, current.accumulation};
+    if (globalBatchFactors_ != factors) {
+        globalBatchFactors_ = factors;
+        globalBatchProblem_.clear();
+        const QSignalBlocker quiet(globalBatch_);
+        globalBatch_->setValue(global_batch_of(current).value_or(globalBatch_->value()));
+    }
+
+    for (const CountUnit& unit : units_)
+        unit.box->setSuffix(unit.box->value() == 1 ? unit.one : unit.many);
+    updateRelevantRows(current);
+    updateEffectiveLr(current);
+    updateDeviceWarning(current);
+
+    problems_ = collectProblems();
+    const Sweep sweep = readSweep();
+    sweepProblems_ = sweep.problems;
+    showProblems();
+
+    startButton_->setEnabled(problems_.empty());
+    sweepButton_->setText(
+        tr("Queue sweep (%1)").arg(plural(qint64(sweep.runs()), tr("run"), tr("runs"))));
+    sweepButton_->setEnabled(problems_.empty() && sweepProblems_.empty());
+    sweepDevices_->setPlaceholderText(tr("form value: %1").arg(current.devices));
+    sweepBatches_->setPlaceholderText(tr("form value: %1").arg(current.batch));
+    sweepLrs_->setPlaceholderText(tr("form value: %1").arg(number(current.lr)));
+
+    emit specChanged();
+    if (valid_ != problems_.empty()) {
+        valid_ = problems_.empty();
+        emit validityChanged(valid_);
+    }
+}
+
+void ExperimentForm::updateRelevantRows(const RunSpec& spec) {
+    using enum OptimizerKind;
+    const OptimizerKind optimizer = spec.optimizer;
+    const bool momentum = optimizer == Sgd || optimizer == Lars;
+    const bool adam_family = optimizer == Lamb || optimizer == NovoGrad || optimizer == AdamW;
+    showRow("momentum", momentum);
+    showRow("nesterov", momentum);
+    showRow("trust_coefficient", optimizer == Lars);
+    showRow("larc", optimizer == Lars);
+    showRow("beta1", adam_family);
+    showRow("beta2", adam_family);
+    showRow("eps", adam_family);
+    showRow("trust_clamp", optimizer == Lamb);
+    showRow("grad_averaging", optimizer == NovoGrad);
+    showRow("adapt_norm_and_bias", optimizer == Lars || optimizer == Lamb || optimizer == NovoGrad);
+    showRow("reference_batch", spec.lr_scaling != LrScaling::None);
+
+    const ScheduleKind schedule = spec.schedule;
+    showRow("gamma", schedule == ScheduleKind::Step || schedule == ScheduleKind::MultiStep ||
+                         schedule == ScheduleKind::Exp);
+    showRow("step_epochs", schedule == ScheduleKind::Step);
+    showRow("milestones", schedule == ScheduleKind::MultiStep);
+    showRow("min_lr", schedule == ScheduleKind::Cosine);
+    showRow("poly_power", schedule == ScheduleKind::Poly);
+
+    field(QStringLiteral("width"))->setEnabled(spec.model == "wrn");
+    const bool synthetic = spec.dataset == "synthetic";
+    for (const char* name :
+         {"synthetic_train", "synthetic_test", "synthetic_channels", "synthetic_size"})
+        field(QLatin1String(name))->setEnabled(synthetic);
+    dataDir_->setEnabled(!synthetic);
+    browse_->setEnabled(!synthetic);
+    const std::string default_dir = data::default_data_dir(spec.dataset);
+    dataDir_->setPlaceholderText(
+        synthetic ? tr("not needed: the data is generated")
+        : default_dir.empty()
+            ? tr("choose the folder with the %1 files").arg(QString::fromStdString(spec.dataset))
+            : QString::fromStdString(default_dir));
+}
+
+void ExperimentForm::updateEffectiveLr(const RunSpec& spec) {
+    const std::optional<int> global = global_batch_of(spec);
+    const double lr = effective_lr(spec);
+    if (!global || *global < 1 || spec.reference_batch < 1 || !(spec.lr > 0) ||
+        !std::isfinite(lr)) {
+        effectiveLr_->setText(tr("effective LR: fix the fields marked in red"));
+        return;
+    }
+    const QString value = QString::number(lr, 'g', 4);
+    const QString ratio = QStringLiteral("%1/%2").arg(*global).arg(spec.reference_batch);
+    switch (spec.lr_scaling) {
+        case LrScaling::None:
+            effectiveLr_->setText(tr("effective LR = %1 (no scaling)").arg(value));
+            break;
+        case LrScaling::Linear:
+            effectiveLr_->setText(
+                tr("effective LR = %1 (linear: %2 × %3)").arg(value, number(spec.lr), ratio));
+            break;
+        case LrScaling::Sqrt:
+            effectiveLr_->setText(
+                tr("effective LR = %1 (sqrt: %2 × √(%3))").arg(value, number(spec.lr), ratio));
+            break;
+    }
+}
+
+void ExperimentForm::updateDeviceWarning(const RunSpec& spec) {
+    const int cores = inventory_.cpu_cores;
+    const bool shared = inventory_.gpus.empty() && spec.devices > cores;
+    deviceWarning_->setVisible(shared);
+    if (shared)
+        deviceWarning_->setText(tr("%1 on %2: they share cores, so throughput cannot scale")
+                                    .arg(plural(spec.devices, tr("device"), tr("devices")),
+                                         plural(cores, tr("core"), tr("cores"))));
+}
+
+void ExperimentForm::showProblems() {
+    std::map<QString, QStringList> at_field;
+    QStringList elsewhere;
+    for (const auto* problems : {&problems_, &sweepProblems_})
+        for (const Problem& problem : *problems) {
+            const FieldRow* row = findRow(problem.field);
+            if (row)
+                at_field[problem.field].append(problem.message);
+            // A hidden field (another optimizer's setting, the closed Advanced section) cannot
+            // show its problem: the list above Start does.
+            if (!row || !isShown(*row))
+                elsewhere.append(problem.message);
+        }
+    for (const FieldRow& row : rows_) {
+        const auto it = at_field.find(row.name);
+        const QString text = it == at_field.end() ? QString() : it->second.join(QLatin1Char('\n'));
+        const bool bad = !text.isEmpty();
+        if (row.editor->property("problem").toBool() != bad) {
+            row.editor->setProperty("problem", bad);
+            row.frame->setProperty("problem", bad);
+            // A dynamic property does not restyle a widget by itself.
+            row.frame->style()->unpolish(row.frame);
+            row.frame->style()->polish(row.frame);
+        }
+        row.editor->setToolTip(bad ? text : row.help);
+        row.problemLabel->setText(text);
+        row.problemLabel->setVisible(bad);
+    }
+    generalProblems_->setText(elsewhere.join(QLatin1Char('\n')));
+    generalProblems_->setVisible(!elsewhere.isEmpty());
+}
+
+// ---- Config files ----
+
+bool ExperimentForm::saveConfig(const QString& path, QString* error) const {
+    std::vector<Problem> unreadable;
+    const RunSpec current = readSpec(&unreadable);
+    if (!globalBatchProblem_.isEmpty())
+        unreadable.push_back({QStringLiteral("global_batch"), globalBatchProblem_});
+    if (!unreadable.empty()) {
+        report(error, tr("fix the %1 field first: %2")
+                          .arg(unreadable.front().field, unreadable.front().message));
+        return false;
+    }
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly)) {
+        report(error, tr("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    file.write(QJsonDocument(run_spec_to_json(current)).toJson(QJsonDocument::Indented));
+    if (!file.commit()) {
+        report(error, tr("cannot write %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    return true;
+}
+
+bool ExperimentForm::loadConfig(const QString& path, QString* error) {
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        report(error, tr("cannot read %1: %2").arg(path, file.errorString()));
+        return false;
+    }
+    RunSpec loaded;
+    try {
+        loaded = run_spec_from_json(file.readAll());
+    } catch (const Error& e) {
+        report(error, tr("%1: %2").arg(path, QString::fromStdString(e.what())));
+        return false;
+    }
+    setSpec(loaded);
+    return true;
+}
+
+}  // namespace scalelab

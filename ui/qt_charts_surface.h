@@ -1,0 +1,118 @@
+#pragma once
+
+#include <QPointer>
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "chart_surface.h"
+
+QT_BEGIN_NAMESPACE
+class QAbstractAxis;
+class QChart;
+class QChartView;
+class QLineSeries;
+class QValueAxis;
+QT_END_NAMESPACE
+
+namespace scalelab {
+
+// ChartSurface on Qt Charts: a QChartView (antialiased, no animations) with a QValueAxis for x,
+// a QValueAxis or QLogValueAxis for y, the title, and the legend at the bottom.
+//
+// Qt Charts lays out and draws the frame (axes, grid, labels, legend); the curves are drawn by
+// two graphics items of this class inside the plot area. Qt Charts' own QLineSeries recomputes an
+// outline of every curve on each change (QPainterPathStroker, for mouse hit tests) and strokes
+// wide pens as one self-crossing path: with 20 runs of 2,000 points a redraw took over a second.
+// The items instead thin each curve to two points per pixel column as they paint, draw wide pens
+// segment by segment, and keep the curves that did not change in the last batch in a cached
+// picture, so a live redraw repaints only the run that moved.
+//
+// Every series still has a QLineSeries in the chart, holding no points, for its legend entry
+// (hidden when the legend name is empty); its objectName is the series key and its pen the
+// series' colour, width and dash, so tests can find a series in the QChart.
+class QtChartsSurface final : public ChartSurface {
+  public:
+    explicit QtChartsSurface(QWidget* parent = nullptr);
+    // Deletes the view unless its parent widget already did.
+    ~QtChartsSurface() override;
+
+    QtChartsSurface(const QtChartsSurface&) = delete;
+    QtChartsSurface& operator=(const QtChartsSurface&) = delete;
+
+    QWidget* widget() override;
+    void setTitle(const QString& title) override;
+    void setAxisTitles(const QString& x, const QString& y) override;
+    void setLogY(bool log) override;
+    bool logY() const override { return log_y_; }
+    void setSeries(const QString& key, const QString& legend, const QList<QPointF>& points,
+                   const SeriesStyle& style) override;
+    void removeSeries(const QString& key) override;
+    void clearSeries() override;
+    bool hasSeries(const QString& key) const override;
+    QList<QPointF> seriesPoints(const QString& key) const override;
+    void setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) override;
+    void fitAxes() override;
+    void setDarkTheme(bool dark) override;
+    void setFontScale(qreal scale) override;
+    void render(QPainter& painter, const QRectF& target) override;
+
+  private:
+    class CurveLayer;
+
+    // The extent of the points a series draws; empty while min > max.
+    struct Extent {
+        qreal min_x = 1.0;
+        qreal max_x = 0.0;
+        qreal min_y = 1.0;
+        qreal max_y = 0.0;
+        bool empty() const { return min_x > max_x; }
+    };
+    struct Entry {
+        QLineSeries* legend_series = nullptr;  // owned by the chart; holds no points
+        QString legend;
+        QList<QPointF> points;  // as given (a vertical line's ends are set by fitAxes)
+        QList<QPointF> shown;   // the points the axes can show
+        SeriesStyle style;
+        std::optional<qreal> vertical_x;  // set for a vertical line
+        Extent extent;                    // of `shown`
+        // Changed in the current or the last batch: drawn by the uncached layer.
+        bool fresh = true;
+        int batch = 0;  // the batch it last changed in
+    };
+    // The axes' ranges, which map data to the plot area.
+    struct Ranges {
+        qreal min_x = 0.0;
+        qreal max_x = 1.0;
+        qreal min_y = 0.0;
+        qreal max_y = 1.0;
+    };
+
+    Entry& entry(const QString& key, const SeriesStyle& style);
+    void applyStyle(Entry& entry);
+    // Keeps the drawable part of entry.points in entry.shown and marks the entry changed.
+    void updateShown(Entry& entry);
+    void touch(Entry& entry);
+    void applyFonts();
+    void placeLegend();
+    void applyBackground();
+    void useYAxis(QAbstractAxis* axis);
+    QColor background() const;
+
+    QPointer<QChartView> view_;
+    QChart* chart_ = nullptr;  // owned by view_
+    QValueAxis* x_axis_ = nullptr;
+    QAbstractAxis* y_axis_ = nullptr;
+    CurveLayer* settled_ = nullptr;  // curves unchanged for a batch, cached; owned by chart_
+    CurveLayer* fresh_ = nullptr;    // curves changed lately, drawn on each paint
+    bool log_y_ = false;
+    bool dark_ = false;
+    qreal font_scale_ = 1.0;
+    Ranges ranges_;
+    int batch_ = 0;
+    std::map<QString, Entry> entries_;
+    std::vector<Entry*> order_;  // creation order: the drawing order
+};
+
+}  // namespace scalelab

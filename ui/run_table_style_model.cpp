@@ -1,0 +1,53 @@
+#include "run_table_style_model.h"
+
+#include <QFont>
+#include <QGuiApplication>
+#include <QPalette>
+
+#include "run_collection.h"
+#include "run_palette.h"
+#include "run_table_model.h"
+
+namespace scalelab {
+
+namespace {
+
+// The palette's red: readable on the light and the dark theme.
+const QColor problem_colour = run_colour(2);
+
+}  // namespace
+
+RunTableStyleModel::RunTableStyleModel(const RunCollection& runs, QObject* parent)
+    : QIdentityProxyModel(parent), runs_(runs) {}
+
+QVariant RunTableStyleModel::data(const QModelIndex& index, int role) const {
+    const QVariant text = QIdentityProxyModel::data(index, role);
+    if (role != Qt::DecorationRole && role != Qt::FontRole && role != Qt::ForegroundRole)
+        return text;
+    const RunRecord* run = runs_.find(index.data(RunTableModel::RunIdRole).toInt());
+    if (run == nullptr)
+        return text;
+    const bool name = index.column() == RunTableModel::NameColumn;
+    switch (role) {
+        case Qt::DecorationRole:
+            return name ? QVariant(run_colour(run->colour)) : text;
+        case Qt::FontRole:
+            if (name && run->id == runs_.baseline()) {
+                QFont bold;
+                bold.setBold(true);
+                return bold;
+            }
+            return text;
+        case Qt::ForegroundRole:
+            if (name && !run->visible)
+                return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
+            if (index.column() == RunTableModel::StatusColumn &&
+                (run->state == RunState::Failed || run->state == RunState::Diverged))
+                return problem_colour;
+            return text;
+        default:
+            return text;
+    }
+}
+
+}  // namespace scalelab

@@ -1,0 +1,67 @@
+#pragma once
+
+#include <QList>
+#include <QPointF>
+#include <QTimer>
+#include <QWidget>
+
+#include <memory>
+#include <vector>
+
+#include "chart_surface.h"
+#include "run_comparison.h"
+
+class QLabel;
+class QStackedWidget;
+class QTreeWidget;
+
+namespace scalelab {
+
+class RunCollection;
+
+// Images/s against device count for every group of runs that differ only in their device
+// count (scaling_groups()): each group's points with markers, its ideal linear line dashed from
+// the group's smallest device count, and beside the chart each point's figures and efficiency.
+// Without any group it explains how to get one.
+//
+// Redraws at most five times a second, after runs are added, changed or removed.
+class ScalingView : public QWidget {
+    Q_OBJECT
+
+  public:
+    static constexpr int redraw_interval_ms = 200;
+
+    explicit ScalingView(RunCollection& runs, QWidget* parent = nullptr);
+    ~ScalingView() override;
+
+    ChartSurface& chart() { return *chart_; }
+    // The groups as last drawn.
+    const std::vector<ScalingGroup>& groups() const { return groups_; }
+    // The keys of group `index`'s series on the chart.
+    static QString pointsKey(int index);
+    static QString idealKey(int index);
+    // The ideal line of a group: linear from its smallest to its largest device count.
+    static QList<QPointF> idealLine(const ScalingGroup& group);
+
+  public slots:
+    // Redraws now instead of at the next timer tick.
+    void redrawNow();
+    void setDarkTheme(bool dark);
+    void setFontScale(qreal scale);
+
+  private:
+    void scheduleRedraw();
+    void fillPointList();
+
+    RunCollection& runs_;
+    std::unique_ptr<ChartSurface> chart_;
+    QStackedWidget* pages_ = nullptr;
+    QLabel* empty_state_ = nullptr;
+    QWidget* content_ = nullptr;
+    QTreeWidget* point_list_ = nullptr;
+    QTimer redraw_timer_;
+    std::vector<ScalingGroup> groups_;
+    int drawn_groups_ = 0;  // groups with series on the chart
+};
+
+}  // namespace scalelab
