@@ -87,6 +87,32 @@ void report(QString* error, const QString& message) {
         *error = message;
 }
 
+// Text and seeds as their line edits show them and read them back, in the shape of the
+// number_lists.h parsers.
+QString format_text(const std::string& text) {
+    return QString::fromStdString(text);
+}
+
+std::optional<std::string> parse_text(const QString& text, QString*) {
+    return text.toStdString();
+}
+
+QString format_uint64(const std::uint64_t& value) {
+    return QString::number(value);
+}
+
+std::optional<std::uint64_t> parse_uint64(const QString& text, QString* problem) {
+    bool ok = false;
+    const qulonglong value = text.trimmed().toULongLong(&ok);
+    if (!ok) {
+        *problem = ExperimentForm::tr("'%1' is not a whole number from 0 to %2")
+                       .arg(text)
+                       .arg(std::numeric_limits<std::uint64_t>::max());
+        return std::nullopt;
+    }
+    return value;
+}
+
 template <typename Editor>
 Editor* named(Editor* editor, const char* name) {
     editor->setObjectName(QLatin1String(name));
@@ -270,67 +296,38 @@ QComboBox* ExperimentForm::bindChoice(const char* name, std::string RunSpec::*me
     return editor;
 }
 
-QLineEdit* ExperimentForm::bind(const char* name, std::string RunSpec::*member) {
+template <typename T>
+QLineEdit* ExperimentForm::bindText(const char* name, T RunSpec::*member,
+                                    QString (*format)(const T&),
+                                    std::optional<T> (*parse)(const QString&, QString*)) {
     auto* editor = named(new QLineEdit, name);
     connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
-    bindings_.push_back({editor->objectName(),
-                         [editor, member](const RunSpec& spec) {
-                             editor->setText(QString::fromStdString(spec.*member));
-                         },
-                         [editor, member](RunSpec& spec) {
-                             spec.*member = editor->text().toStdString();
-                             return QString();
-                         }});
+    bindings_.push_back(
+        {editor->objectName(),
+         [editor, member, format](const RunSpec& spec) { editor->setText(format(spec.*member)); },
+         [editor, member, parse](RunSpec& spec) {
+             QString problem;
+             if (std::optional<T> value = parse(editor->text(), &problem))
+                 spec.*member = std::move(*value);
+             return problem;
+         }});
     return editor;
+}
+
+QLineEdit* ExperimentForm::bind(const char* name, std::string RunSpec::*member) {
+    return bindText(name, member, format_text, parse_text);
 }
 
 QLineEdit* ExperimentForm::bind(const char* name, std::vector<int> RunSpec::*member) {
-    auto* editor = named(new QLineEdit, name);
-    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
-    bindings_.push_back(
-        {editor->objectName(),
-         [editor, member](const RunSpec& spec) { editor->setText(format_list(spec.*member)); },
-         [editor, member](RunSpec& spec) {
-             QString problem;
-             if (auto values = parse_whole_numbers(editor->text(), &problem))
-                 spec.*member = std::move(*values);
-             return problem;
-         }});
-    return editor;
+    return bindText(name, member, format_list, parse_whole_numbers);
 }
 
 QLineEdit* ExperimentForm::bind(const char* name, std::vector<double> RunSpec::*member) {
-    auto* editor = named(new QLineEdit, name);
-    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
-    bindings_.push_back(
-        {editor->objectName(),
-         [editor, member](const RunSpec& spec) { editor->setText(format_list(spec.*member)); },
-         [editor, member](RunSpec& spec) {
-             QString problem;
-             if (auto values = parse_numbers(editor->text(), &problem))
-                 spec.*member = std::move(*values);
-             return problem;
-         }});
-    return editor;
+    return bindText(name, member, format_list, parse_numbers);
 }
 
 QLineEdit* ExperimentForm::bind(const char* name, std::uint64_t RunSpec::*member) {
-    auto* editor = named(new QLineEdit, name);
-    connect(editor, &QLineEdit::textChanged, this, &ExperimentForm::refresh);
-    bindings_.push_back(
-        {editor->objectName(),
-         [editor, member](const RunSpec& spec) { editor->setText(QString::number(spec.*member)); },
-         [editor, member](RunSpec& spec) {
-             bool ok = false;
-             const qulonglong value = editor->text().trimmed().toULongLong(&ok);
-             if (!ok)
-                 return tr("'%1' is not a whole number from 0 to %2")
-                     .arg(editor->text())
-                     .arg(std::numeric_limits<std::uint64_t>::max());
-             spec.*member = value;
-             return QString();
-         }});
-    return editor;
+    return bindText(name, member, format_uint64, parse_uint64);
 }
 
 // ---- Layout ----

@@ -124,6 +124,11 @@ class ExperimentForm : public QWidget {
     QLineEdit* bind(const char* name, std::vector<int> RunSpec::*member);
     QLineEdit* bind(const char* name, std::vector<double> RunSpec::*member);
     QLineEdit* bind(const char* name, std::uint64_t RunSpec::*member);
+    // The line edit behind the four above: `format` shows the field's value as text, `parse`
+    // reads the text back (nothing, and its problem set, when it cannot).
+    template <typename T>
+    QLineEdit* bindText(const char* name, T RunSpec::*member, QString (*format)(const T&),
+                        std::optional<T> (*parse)(const QString&, QString*));
 
     // Adds `editor` (and `beside` it, if given) as a row with its problem line under it.
     void addRow(QGridLayout* layout, const QString& label, QWidget* editor, const QString& help,

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "run_collection.h"
+#include "short_runs.h"
 
 using scalelab::Metric;
 using scalelab::MetricPoint;
@@ -13,29 +14,10 @@ using scalelab::RunController;
 using scalelab::RunRecord;
 using scalelab::RunSpec;
 using scalelab::RunState;
+using scalelab::testing::endless_synthetic_run;
+using scalelab::testing::short_synthetic_run;
 
 namespace {
-
-// Two epochs of 8 steps of 32 synthetic images.
-RunSpec short_spec() {
-    RunSpec spec;
-    spec.model = "mlp";
-    spec.dataset = "synthetic";
-    spec.synthetic_train = 256;
-    spec.synthetic_test = 64;
-    spec.batch = 32;
-    spec.epochs = 2;
-    spec.threads = 1;
-    spec.targets = {};
-    return spec;
-}
-
-RunSpec long_spec() {
-    RunSpec spec = short_spec();
-    spec.synthetic_train = 4096;
-    spec.epochs = 1000;
-    return spec;
-}
 
 bool ended(const RunCollection& runs, int id) {
     const RunRecord* run = runs.find(id);
@@ -69,7 +51,8 @@ class TestRunCollection : public QObject {
         QSignalSpy added(&runs, &RunCollection::runAdded);
         QSignalSpy curves(&runs, &RunCollection::curvesChanged);
 
-        const int id = runs.start(short_spec(), QStringLiteral("first"));
+        // Two epochs of 8 steps.
+        const int id = runs.start(short_synthetic_run(2), QStringLiteral("first"));
         QCOMPARE(added.count(), 1);
         QCOMPARE(runs.find(id)->name, QStringLiteral("first"));
         QVERIFY(runs.find(id)->state == RunState::Queued);
@@ -113,7 +96,7 @@ class TestRunCollection : public QObject {
                 std::find(started.begin(), started.end(), id) == started.end())
                 started.push_back(id);
         });
-        std::vector<RunSpec> specs(3, short_spec());
+        std::vector<RunSpec> specs(3, short_synthetic_run());
         specs[1].devices = 2;
         specs[2].lr = 0.1;
         const std::vector<int> ids =
@@ -161,7 +144,7 @@ class TestRunCollection : public QObject {
     void removingARunningRunStopsItAndDropsItsUpdates() {
         RunController controller;
         RunCollection runs(controller);
-        const int id = runs.start(long_spec());
+        const int id = runs.start(endless_synthetic_run());
         QTRY_VERIFY_WITH_TIMEOUT(runs.find(id)->step >= 1, 60000);
         QVERIFY(runs.remove(id));
         QTRY_VERIFY_WITH_TIMEOUT(!controller.busy(), 10000);
@@ -173,8 +156,8 @@ class TestRunCollection : public QObject {
     void stopEndsAQueuedRunAsCancelled() {
         RunController controller;
         RunCollection runs(controller);
-        const int running = runs.start(long_spec());
-        const int queued = runs.start(short_spec());
+        const int running = runs.start(endless_synthetic_run());
+        const int queued = runs.start(short_synthetic_run());
         runs.stop(queued);
         QTRY_VERIFY_WITH_TIMEOUT(ended(runs, queued), 5000);
         QVERIFY(runs.find(queued)->state == RunState::Cancelled);

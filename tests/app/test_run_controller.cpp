@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "run_controller.h"
+#include "short_runs.h"
 
 using scalelab::EpochMetrics;
 using scalelab::RunController;
@@ -15,30 +16,10 @@ using scalelab::RunInfo;
 using scalelab::RunSpec;
 using scalelab::RunStatus;
 using scalelab::StepMetrics;
+using scalelab::testing::endless_synthetic_run;
+using scalelab::testing::short_synthetic_run;
 
 namespace {
-
-// One short run: 256 synthetic images, 8 steps of 32.
-RunSpec short_spec() {
-    RunSpec spec;
-    spec.model = "mlp";
-    spec.dataset = "synthetic";
-    spec.synthetic_train = 256;
-    spec.synthetic_test = 64;
-    spec.batch = 32;
-    spec.epochs = 1;
-    spec.threads = 1;
-    spec.targets = {};
-    return spec;
-}
-
-// A run far longer than any test waits for.
-RunSpec long_spec() {
-    RunSpec spec = short_spec();
-    spec.synthetic_train = 4096;
-    spec.epochs = 1000;
-    return spec;
-}
 
 // Records what reaches the test's (main) thread, and whether each slot ran there.
 class Recorder : public QObject {
@@ -99,7 +80,7 @@ class TestRunController : public QObject {
         QSignalSpy epochs(&controller, &RunController::epochReported);
         QSignalSpy ended(&controller, &RunController::runEnded);
 
-        const int id = controller.start(short_spec());
+        const int id = controller.start(short_synthetic_run());
         QVERIFY(id > 0);
         QVERIFY(controller.busy());
         // QSignalSpy records in the emitting thread; the recorder sees what the main thread
@@ -130,7 +111,7 @@ class TestRunController : public QObject {
         RunController controller;
         Recorder recorder(controller);
         QSignalSpy queue(&controller, &RunController::queueChanged);
-        std::vector<RunSpec> specs(3, short_spec());
+        std::vector<RunSpec> specs(3, short_synthetic_run());
         specs[1].lr = 0.1;
         specs[2].seed = 7;
         const std::vector<int> ids = controller.enqueue(specs);
@@ -151,8 +132,8 @@ class TestRunController : public QObject {
     void stopCancelsTheRunningRunAndRemovesQueuedOnes() {
         RunController controller;
         Recorder recorder(controller);
-        const int running = controller.start(long_spec());
-        const int waiting = controller.start(short_spec());
+        const int running = controller.start(endless_synthetic_run());
+        const int waiting = controller.start(short_synthetic_run());
         QTRY_VERIFY_WITH_TIMEOUT(recorder.steps >= 1, 60000);
         QCOMPARE(controller.current(), running);
         QCOMPARE(controller.queued(), std::vector<int>{waiting});
@@ -181,7 +162,7 @@ class TestRunController : public QObject {
     void invalidSpecFails() {
         RunController controller;
         Recorder recorder(controller);
-        RunSpec spec = short_spec();
+        RunSpec spec = short_synthetic_run();
         spec.batch = 0;
         spec.model = "no-such-model";
         controller.start(spec);
@@ -193,7 +174,7 @@ class TestRunController : public QObject {
         QVERIFY(recorder.started.empty());
 
         // The controller goes on with the next run.
-        controller.start(short_spec());
+        controller.start(short_synthetic_run());
         QTRY_VERIFY_WITH_TIMEOUT(recorder.ended.size() == 2, 60000);
         QVERIFY(recorder.ends[1].status == RunStatus::Finished);
     }
@@ -201,7 +182,7 @@ class TestRunController : public QObject {
     void missingDatasetFails() {
         RunController controller;
         Recorder recorder(controller);
-        RunSpec spec = short_spec();
+        RunSpec spec = short_synthetic_run();
         spec.dataset = "mnist";
         spec.data_dir = "/nonexistent/scalelab-test-mnist";
         controller.start(spec);
@@ -216,8 +197,8 @@ class TestRunController : public QObject {
     void destroyingMidRunReturnsPromptly() {
         auto controller = std::make_unique<RunController>();
         Recorder recorder(*controller);
-        controller->start(long_spec());
-        controller->start(short_spec());
+        controller->start(endless_synthetic_run());
+        controller->start(short_synthetic_run());
         QTRY_VERIFY_WITH_TIMEOUT(recorder.steps >= 1, 60000);
         QElapsedTimer timer;
         timer.start();

@@ -1,7 +1,7 @@
 #pragma once
 
 // Prepared runs for the chart tests: started RunRecords with whole curves, built without
-// training anything.
+// training anything; and the chart grid they are added to.
 
 #include <QChart>
 #include <QChartView>
@@ -10,7 +10,10 @@
 
 #include <cmath>
 
+#include "chart_grid.h"
 #include "chart_surface.h"
+#include "run_collection.h"
+#include "run_controller.h"
 #include "run_record.h"
 
 namespace scalelab::testing {
@@ -50,6 +53,14 @@ inline RunRecord chart_test_run(const QString& name, int steps, int steps_per_ep
     }
     return run;
 }
+
+// A chart grid over a run collection of its own, made afresh for each test function so that no
+// test sees another's runs. Its parts are destroyed in reverse order: grid, runs, controller.
+struct ChartTestGrid {
+    RunController controller;
+    RunCollection runs{controller};
+    ChartGrid grid{runs};
+};
 
 // The QLineSeries that stands for `key` in a ChartSurface's QChart (legend, colour, pen), or null.
 inline QLineSeries* find_series(ChartSurface& surface, const QString& key) {

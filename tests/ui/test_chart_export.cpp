@@ -9,15 +9,13 @@
 #include "chart_grid.h"
 #include "chart_test_runs.h"
 #include "run_collection.h"
-#include "run_controller.h"
 #include "run_palette.h"
 
 using scalelab::ChartGrid;
 using scalelab::ChartKind;
 using scalelab::Metric;
-using scalelab::RunCollection;
-using scalelab::RunController;
 using scalelab::testing::chart_test_run;
+using scalelab::testing::ChartTestGrid;
 
 namespace {
 
@@ -63,55 +61,50 @@ class TestChartExport : public QObject {
 
   private slots:
     void init() {
-        controller_ = std::make_unique<RunController>();
-        runs_ = std::make_unique<RunCollection>(*controller_);
-        grid_ = std::make_unique<ChartGrid>(*runs_);
+        charts_ = std::make_unique<ChartTestGrid>();
         // Far from the export size: the export must not depend on it.
-        grid_->resize(700, 450);
-        first_ = runs_->add(chart_test_run("alpha-run", 400, 100, 1.0));
+        charts_->grid.resize(700, 450);
+        first_ = charts_->runs.add(chart_test_run("alpha-run", 400, 100, 1.0));
         auto beta = chart_test_run("beta-run", 400, 100);
         for (const Metric metric : {Metric::TrainLoss, Metric::LearningRate})
             for (auto& point : beta.curve(metric))
                 point.value *= 1.5;
-        second_ = runs_->add(std::move(beta));
-        grid_->redrawNow();
+        second_ = charts_->runs.add(std::move(beta));
+        charts_->grid.redrawNow();
         QVERIFY(dir_.isValid());
     }
 
-    void cleanup() {
-        grid_.reset();
-        runs_.reset();
-        controller_.reset();
-    }
+    void cleanup() { charts_.reset(); }
 
     void chartPngHasTheChartSizeTimesTheScale() {
-        const QSize shown = grid_->chart(ChartKind::TrainLoss).widget()->size();
+        const QSize shown = charts_->grid.chart(ChartKind::TrainLoss).widget()->size();
         for (const int scale : {1, 2}) {
             const QString path = dir_.filePath(QStringLiteral("loss-%1x.png").arg(scale));
             QString error;
-            QVERIFY2(
-                scalelab::export_chart_png(grid_->chart(ChartKind::TrainLoss), path, scale, &error),
-                qPrintable(error));
+            QVERIFY2(scalelab::export_chart_png(charts_->grid.chart(ChartKind::TrainLoss), path,
+                                                scale, &error),
+                     qPrintable(error));
             const QImage image(path);
             QVERIFY(!image.isNull());
             QCOMPARE(image.size(), QSize(1000, 600) * scale);
-            const QColor colour = scalelab::run_colour(runs_->find(first_)->colour);
+            const QColor colour = scalelab::run_colour(charts_->runs.find(first_)->colour);
             QVERIFY(pixels_near(image, colour) > 1000 * scale);
         }
-        QCOMPARE(grid_->chart(ChartKind::TrainLoss).widget()->size(), shown);
+        QCOMPARE(charts_->grid.chart(ChartKind::TrainLoss).widget()->size(), shown);
     }
 
     void gridPngIsTwoByTwoCharts() {
         for (const int scale : {1, 2}) {
             const QString path = dir_.filePath(QStringLiteral("grid-%1x.png").arg(scale));
             QString error;
-            QVERIFY2(scalelab::export_grid_png(*grid_, path, scale, &error), qPrintable(error));
+            QVERIFY2(scalelab::export_grid_png(charts_->grid, path, scale, &error),
+                     qPrintable(error));
             const QImage image(path);
             QCOMPARE(image.size(), QSize(2000, 1200) * scale);
             // The learning-rate chart, bottom right, is drawn too.
             const QImage bottom_right =
                 image.copy(QRect(QPoint(1000, 600) * scale, QSize(1000, 600) * scale));
-            const QColor colour = scalelab::run_colour(runs_->find(second_)->colour);
+            const QColor colour = scalelab::run_colour(charts_->runs.find(second_)->colour);
             QVERIFY(pixels_near(bottom_right, colour) > 500 * scale);
         }
     }
@@ -119,8 +112,9 @@ class TestChartExport : public QObject {
     void chartSvgHasTitleLegendAndAxisTitles() {
         const QString path = dir_.filePath(QStringLiteral("loss.svg"));
         QString error;
-        QVERIFY2(scalelab::export_chart_svg(grid_->chart(ChartKind::TrainLoss), path, &error),
-                 qPrintable(error));
+        QVERIFY2(
+            scalelab::export_chart_svg(charts_->grid.chart(ChartKind::TrainLoss), path, &error),
+            qPrintable(error));
         const QStringList texts = svg_texts(path, &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         for (const QString& expected : {QStringLiteral("alpha-run"), QStringLiteral("beta-run"),
@@ -138,7 +132,7 @@ class TestChartExport : public QObject {
     void gridSvgHasEveryChart() {
         const QString path = dir_.filePath(QStringLiteral("grid.svg"));
         QString error;
-        QVERIFY2(scalelab::export_grid_svg(*grid_, path, &error), qPrintable(error));
+        QVERIFY2(scalelab::export_grid_svg(charts_->grid, path, &error), qPrintable(error));
         const QStringList texts = svg_texts(path, &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
         for (const ChartKind kind : scalelab::all_chart_kinds)
@@ -151,32 +145,32 @@ class TestChartExport : public QObject {
     void aMissingFolderIsNamedInTheError() {
         const QString path = dir_.filePath(QStringLiteral("no-such-folder/loss.png"));
         QString error;
-        QVERIFY(!scalelab::export_chart_png(grid_->chart(ChartKind::TrainLoss), path, 1, &error));
+        QVERIFY(!scalelab::export_chart_png(charts_->grid.chart(ChartKind::TrainLoss), path, 1,
+                                            &error));
         QVERIFY2(error.contains(path), qPrintable(error));
         QVERIFY2(error.contains(QStringLiteral("does not exist")), qPrintable(error));
-        QVERIFY(!scalelab::export_grid_svg(*grid_, path, &error));
+        QVERIFY(!scalelab::export_grid_svg(charts_->grid, path, &error));
         QVERIFY2(error.contains(path), qPrintable(error));
     }
 
     void aFolderInPlaceOfTheFileIsAnError() {
         QString error;
-        QVERIFY(!scalelab::export_grid_png(*grid_, dir_.path(), 1, &error));
+        QVERIFY(!scalelab::export_grid_png(charts_->grid, dir_.path(), 1, &error));
         QVERIFY2(error.contains(dir_.path()), qPrintable(error));
     }
 
     void onlyScalesOneAndTwo() {
         const QString path = dir_.filePath(QStringLiteral("loss-3x.png"));
         QString error;
-        QVERIFY(!scalelab::export_chart_png(grid_->chart(ChartKind::TrainLoss), path, 3, &error));
+        QVERIFY(!scalelab::export_chart_png(charts_->grid.chart(ChartKind::TrainLoss), path, 3,
+                                            &error));
         QVERIFY2(error.contains(QStringLiteral("1 or 2")), qPrintable(error));
         QVERIFY(!QFile::exists(path));
     }
 
   private:
     QTemporaryDir dir_;
-    std::unique_ptr<RunController> controller_;
-    std::unique_ptr<RunCollection> runs_;
-    std::unique_ptr<ChartGrid> grid_;
+    std::unique_ptr<ChartTestGrid> charts_;
     int first_ = 0;
     int second_ = 0;
 };

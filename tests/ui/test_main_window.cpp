@@ -1,6 +1,5 @@
 #include <QAction>
 #include <QApplication>
-#include <QChartView>
 #include <QFile>
 #include <QImage>
 #include <QLineEdit>
@@ -16,6 +15,7 @@
 
 #include "chart_grid.h"
 #include "chart_surface.h"
+#include "chart_test_runs.h"
 #include "experiment_form.h"
 #include "export_dialog.h"
 #include "log_pane.h"
@@ -23,32 +23,14 @@
 #include "run_collection.h"
 #include "run_table_model.h"
 #include "run_table_view.h"
+#include "short_runs.h"
 
 using namespace scalelab;
+using scalelab::testing::endless_synthetic_run;
+using scalelab::testing::find_series;
+using scalelab::testing::short_synthetic_run;
 
 namespace {
-
-// One epoch of 8 steps of 32 synthetic images: a second or less.
-RunSpec tiny_spec() {
-    RunSpec spec;
-    spec.model = "mlp";
-    spec.dataset = "synthetic";
-    spec.synthetic_train = 256;
-    spec.synthetic_test = 64;
-    spec.batch = 32;
-    spec.epochs = 1;
-    spec.devices = 1;
-    spec.threads = 1;
-    spec.targets = {};
-    return spec;
-}
-
-RunSpec endless_spec() {
-    RunSpec spec = tiny_spec();
-    spec.synthetic_train = 4096;
-    spec.epochs = 1000;
-    return spec;
-}
 
 DeviceInventory two_cores() {
     DeviceInventory devices;
@@ -64,15 +46,9 @@ bool all_ended(const RunCollection& runs) {
     return !runs.ids().empty();
 }
 
-// The drawn (smoothed) line of a run on a chart: the series that carries its name in the legend.
-QLineSeries* run_series(ChartSurface& chart, const QString& runName) {
-    auto* view = qobject_cast<QChartView*>(chart.widget());
-    if (view == nullptr)
-        return nullptr;
-    for (QAbstractSeries* series : view->chart()->series())
-        if (series->name() == runName)
-            return qobject_cast<QLineSeries*>(series);
-    return nullptr;
+// The drawn (smoothed) line of a run on a chart, or null while it is not drawn.
+QLineSeries* run_curve(ChartSurface& chart, int id) {
+    return find_series(chart, ChartGrid::seriesKey(id, SeriesPart::Curve));
 }
 
 // Answers the next modal question box with `button` once it appears.
@@ -120,7 +96,7 @@ class TestMainWindow : public QObject {
     }
 
     void ctrlRStartsARunThatFillsTheChartsAndTheTable() {
-        window_->form().setSpec(tiny_spec());
+        window_->form().setSpec(short_synthetic_run());
         QVERIFY(window_->form().isValid());
         QTest::keyClick(window_.get(), Qt::Key_R, Qt::ControlModifier);
         QCOMPARE(runs_->ids().size(), std::size_t{1});
@@ -134,9 +110,11 @@ class TestMainWindow : public QObject {
         ChartSurface& loss = window_->charts().chart(ChartKind::TrainLoss);
         QTRY_COMPARE_WITH_TIMEOUT(
             loss.seriesPoints(ChartGrid::seriesKey(id, SeriesPart::Curve)).size(), 8, 5000);
-        QVERIFY(run_series(loss, name) != nullptr);
+        QLineSeries* curve = run_curve(loss, id);
+        QVERIFY(curve != nullptr);
+        QCOMPARE(curve->name(), name);  // the legend names the run
         QTRY_VERIFY_WITH_TIMEOUT(
-            run_series(window_->charts().chart(ChartKind::ValAccuracy), name) != nullptr, 5000);
+            run_curve(window_->charts().chart(ChartKind::ValAccuracy), id) != nullptr, 5000);
 
         RunTableModel& table = window_->tableModel();
         QCOMPARE(table.rowCount(), 1);
@@ -149,11 +127,11 @@ class TestMainWindow : public QObject {
     }
 
     void twoRunsAreDrawnInTwoColours() {
-        window_->form().setSpec(tiny_spec());
+        window_->form().setSpec(short_synthetic_run());
         auto* start = window_->form().findChild<QPushButton*>(QStringLiteral("start"));
         QVERIFY(start != nullptr);
         QTest::mouseClick(start, Qt::LeftButton);
-        RunSpec second = tiny_spec();
+        RunSpec second = short_synthetic_run();
         second.lr = 0.1;
         window_->form().setSpec(second);
         QTest::mouseClick(start, Qt::LeftButton);
@@ -161,16 +139,15 @@ class TestMainWindow : public QObject {
         QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
 
         ChartSurface& loss = window_->charts().chart(ChartKind::TrainLoss);
-        const QString first_name = runs_->find(runs_->ids()[0])->name;
-        const QString second_name = runs_->find(runs_->ids()[1])->name;
+        const int first_id = runs_->ids()[0];
+        const int second_id = runs_->ids()[1];
         QTRY_VERIFY_WITH_TIMEOUT(
-            run_series(loss, first_name) != nullptr && run_series(loss, second_name) != nullptr,
-            5000);
-        QVERIFY(run_series(loss, first_name)->color() != run_series(loss, second_name)->color());
+            run_curve(loss, first_id) != nullptr && run_curve(loss, second_id) != nullptr, 5000);
+        QVERIFY(run_curve(loss, first_id)->color() != run_curve(loss, second_id)->color());
     }
 
     void aQueuedSweepOfThreeRunsRunsInOrder() {
-        window_->form().setSpec(tiny_spec());
+        window_->form().setSpec(short_synthetic_run());
         auto* lrs = qobject_cast<QLineEdit*>(window_->form().field(QStringLiteral("sweep_lrs")));
         QVERIFY(lrs != nullptr);
         QTest::keyClicks(lrs, QStringLiteral("0.01, 0.02, 0.04"));
@@ -195,7 +172,7 @@ class TestMainWindow : public QObject {
     }
 
     void invalidFormKeepsStartDisabled() {
-        RunSpec spec = tiny_spec();
+        RunSpec spec = short_synthetic_run();
         spec.batch = 0;
         window_->form().setSpec(spec);
         QVERIFY(!window_->form().isValid());
@@ -205,7 +182,7 @@ class TestMainWindow : public QObject {
     }
 
     void exportsChartsAndDataOfTheShownRuns() {
-        window_->form().setSpec(tiny_spec());
+        window_->form().setSpec(short_synthetic_run());
         window_->startRun();
         window_->startRun();
         QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
@@ -271,7 +248,7 @@ class TestMainWindow : public QObject {
     }
 
     void closingWithAnActiveRunAsksThenStopsIt() {
-        window_->form().setSpec(endless_spec());
+        window_->form().setSpec(endless_synthetic_run());
         window_->startRun();
         const int id = runs_->ids().front();
         QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->step >= 1, 60000);
@@ -287,7 +264,7 @@ class TestMainWindow : public QObject {
     }
 
     void escapeStopsTheSelectedRun() {
-        window_->form().setSpec(endless_spec());
+        window_->form().setSpec(endless_synthetic_run());
         window_->startRun();
         const int id = runs_->ids().front();
         QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->step >= 1, 60000);
