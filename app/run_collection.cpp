@@ -24,6 +24,10 @@ int RunCollection::insert(RunRecord record) {
     record.colour = next_colour_++;
     if (record.name.isEmpty())
         record.name = QStringLiteral("run %1").arg(record.id);
+    // Names are unique, so that legends, exports and the table can be read without colours.
+    const QString base = record.name;
+    for (int repeat = 2; nameTaken(record.name); ++repeat)
+        record.name = QStringLiteral("%1 (%2)").arg(base).arg(repeat);
     if (!record.created.isValid())
         record.created = QDateTime::currentDateTime();
     const int id = record.id;
@@ -108,6 +112,11 @@ void RunCollection::setBaseline(int id) {
         return;
     baseline_ = id;
     emit baselineChanged(id);
+}
+
+bool RunCollection::nameTaken(const QString& name) const {
+    return std::any_of(runs_.begin(), runs_.end(),
+                       [&](const auto& entry) { return entry.second.name == name; });
 }
 
 const RunRecord* RunCollection::find(int id) const {

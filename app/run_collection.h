@@ -17,7 +17,8 @@ namespace scalelab {
 // table, charts, scaling view) read records from here and listen to the signals below.
 //
 // Invariants: a run's id never changes and is never reused; ids() lists runs in the order they
-// were added; a record's colour is fixed when it is added. Every method runs on the thread the
+// were added; a record's colour is fixed when it is added; no two runs share a name when added
+// (a repeated name gets " (2)", " (3)", ...). Every method runs on the thread the
 // collection lives in, and so does every signal (the controller's are queued to it).
 class RunCollection : public QObject {
     Q_OBJECT
@@ -61,6 +62,7 @@ class RunCollection : public QObject {
   private:
     RunRecord* record_for_controller_id(int controller_id);
     int insert(RunRecord record);
+    bool nameTaken(const QString& name) const;
     void on_started(int controller_id, const RunInfo& info);
     void on_step(int controller_id, const StepMetrics& step);
     void on_epoch(int controller_id, const EpochMetrics& epoch);

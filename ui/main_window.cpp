@@ -35,8 +35,13 @@ namespace {
 // Presenter mode: fonts this much larger, for a projector at the back of a classroom.
 constexpr double presenter_font_scale = 1.5;
 
-QString sweep_run_name(const RunSpec& spec) {
-    return QStringLiteral("%1 dev × %2, lr %3").arg(spec.devices).arg(spec.batch).arg(spec.lr);
+// What tells runs of one experiment apart on a chart legend; RunCollection makes repeats unique.
+QString run_name(const RunSpec& spec) {
+    return QStringLiteral("%1, %2 dev × %3, lr %4")
+        .arg(QString::fromStdString(spec.model))
+        .arg(spec.devices)
+        .arg(spec.batch)
+        .arg(spec.lr);
 }
 
 QString documents_folder() {
@@ -232,7 +237,8 @@ void MainWindow::startRun() {
             8000);
         return;
     }
-    const int id = runs_.start(form_->spec());
+    const RunSpec spec = form_->spec();
+    const int id = runs_.start(spec, run_name(spec));
     statusBar()->showMessage(tr("Started %1").arg(runs_.find(id)->name), 4000);
 }
 
@@ -242,7 +248,7 @@ void MainWindow::queueSweep() {
     const std::vector<RunSpec> specs = form_->sweepSpecs();
     std::vector<QString> names;
     for (const RunSpec& spec : specs)
-        names.push_back(sweep_run_name(spec));
+        names.push_back(run_name(spec));
     runs_.enqueue(specs, names);
     statusBar()->showMessage(tr("Queued a sweep of %n run(s)", nullptr, int(specs.size())), 4000);
 }

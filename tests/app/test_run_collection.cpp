@@ -141,6 +141,19 @@ class TestRunCollection : public QObject {
         QVERIFY(runs.find(a) == nullptr);
     }
 
+    void repeatedNamesAreMadeUnique() {
+        RunController controller;
+        RunCollection runs(controller);
+        RunRecord record = record_with_val_accuracy({0.5});
+        record.name = QStringLiteral("cnn 2 dev");
+        const int first = runs.add(record);
+        const int second = runs.add(record);
+        const int third = runs.add(record);
+        QCOMPARE(runs.find(first)->name, QStringLiteral("cnn 2 dev"));
+        QCOMPARE(runs.find(second)->name, QStringLiteral("cnn 2 dev (2)"));
+        QCOMPARE(runs.find(third)->name, QStringLiteral("cnn 2 dev (3)"));
+    }
+
     void removingARunningRunStopsItAndDropsItsUpdates() {
         RunController controller;
         RunCollection runs(controller);
