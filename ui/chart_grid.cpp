@@ -62,7 +62,7 @@ QString x_title(XAxis axis) {
         case XAxis::Samples:
             return ChartGrid::tr("Samples seen");
         case XAxis::WallTime:
-            return ChartGrid::tr("Wall time (s)");
+            return ChartGrid::tr("Training time (s)");
     }
     return {};
 }

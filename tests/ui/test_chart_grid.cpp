@@ -230,7 +230,7 @@ class TestChartGrid : public QObject {
         QCOMPARE(loss[99].x(), 100 * scalelab::testing::test_step_seconds);
         auto* x_axis = qobject_cast<QValueAxis*>(
             chart_of(charts_->grid, ChartKind::TrainLoss)->axes(Qt::Horizontal).front());
-        QCOMPARE(x_axis->titleText(), QStringLiteral("Wall time (s)"));
+        QCOMPARE(x_axis->titleText(), QStringLiteral("Training time (s)"));
         QVERIFY(x_axis->max() >= 250 * scalelab::testing::test_step_seconds);
     }
 
