@@ -13,6 +13,7 @@
 
 #include "run_comparison.h"
 #include "run_spec_json.h"
+#include "store_json.h"
 
 namespace scalelab {
 
@@ -43,33 +44,12 @@ QJsonValue optional_json(const std::optional<T>& value, ToJson to_json) {
     return value ? to_json(*value) : QJsonValue(QJsonValue::Null);
 }
 
-QJsonObject info_json(const RunInfo& info) {
-    QJsonArray warnings;
-    for (const std::string& warning : info.warnings)
-        warnings.append(QString::fromStdString(warning));
-    return {{QStringLiteral("devices"), info.devices},
-            {QStringLiteral("threads_per_device"), info.threads_per_device},
-            {QStringLiteral("cores"), info.cores},
-            {QStringLiteral("global_batch"), info.global_batch},
-            {QStringLiteral("steps_per_epoch"), info.steps_per_epoch},
-            {QStringLiteral("parameters"), double(info.parameters)},
-            {QStringLiteral("warnings"), warnings}};
-}
-
-QJsonObject target_json(const TargetReached& reached) {
-    return {{QStringLiteral("target"), reached.target},
-            {QStringLiteral("seconds"), reached.seconds},
-            {QStringLiteral("step"), double(reached.step)},
-            {QStringLiteral("epoch"), reached.epoch},
-            {QStringLiteral("images"), reached.images}};
-}
-
 QJsonObject summary_json(const RunCollection& runs, const RunRecord& run) {
     const auto plain = [](double value) { return json_number(value); };
     return {{QStringLiteral("best_val_accuracy"), optional_json(run.best_val_accuracy(), plain)},
             {QStringLiteral("time_to_target"),
              optional_json(run.time_to_target(),
-                           [](const TargetReached& t) { return QJsonValue(target_json(t)); })},
+                           [](const TargetReached& t) { return QJsonValue(target_to_json(t)); })},
             {QStringLiteral("mean_images_per_s"), optional_json(run.mean_images_per_s(), plain)},
             {QStringLiteral("scaling_efficiency"),
              optional_json(scaling_efficiency(runs, run.id), plain)}};
@@ -101,7 +81,7 @@ QJsonObject run_json(const RunCollection& runs, const RunRecord& run) {
             {QStringLiteral("ended"), date_json(run.ended)},
             {QStringLiteral("config"), run_spec_to_json(run.spec)},
             {QStringLiteral("info"),
-             run.started ? QJsonValue(info_json(run.info)) : QJsonValue(QJsonValue::Null)},
+             run.started ? QJsonValue(run_info_to_json(run.info)) : QJsonValue(QJsonValue::Null)},
             {QStringLiteral("summary"), summary_json(runs, run)},
             {QStringLiteral("metrics"), metrics_json(run)}};
 }
@@ -132,11 +112,16 @@ bool save_text(const QString& path, QString* error,
 }  // namespace
 
 void write_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, QTextStream& out) {
+    std::vector<const RunRecord*> records;
+    for (int id : ids)
+        if (const RunRecord* run = runs.find(id))
+            records.push_back(run);
+    write_metrics_csv(records, out);
+}
+
+void write_metrics_csv(const std::vector<const RunRecord*>& runs, QTextStream& out) {
     out << metrics_csv_header << '\n';
-    for (int id : ids) {
-        const RunRecord* run = runs.find(id);
-        if (run == nullptr)
-            continue;
+    for (const RunRecord* run : runs) {
         const QString name = csv_field(run->name);
         for (Metric metric : all_metrics) {
             const QString metric_text = QString::fromUtf8(metric_name(metric));
@@ -159,6 +144,11 @@ QJsonDocument runs_to_json(const RunCollection& runs, const std::vector<int>& id
 bool save_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
                       QString* error) {
     return save_text(path, error, [&](QTextStream& out) { write_metrics_csv(runs, ids, out); });
+}
+
+bool save_metrics_csv(const std::vector<const RunRecord*>& runs, const QString& path,
+                      QString* error) {
+    return save_text(path, error, [&](QTextStream& out) { write_metrics_csv(runs, out); });
 }
 
 bool save_runs_json(const RunCollection& runs, const std::vector<int>& ids, const QString& path,

@@ -21,6 +21,8 @@ inline constexpr const char* metrics_csv_header = "run,run_id,step,epoch,wall_ti
 // run id, step, epoch, training wall time in seconds, metric name (metric_name()), value.
 // Numbers are written in the shortest form that reads back to the same double.
 void write_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, QTextStream& out);
+// The same for runs held elsewhere (read from the run store), in the order given.
+void write_metrics_csv(const std::vector<const RunRecord*>& runs, QTextStream& out);
 
 // {"runs": [...]}, one object per run: id, name, state, message, created, ended, config (the
 // run's spec as run_spec_to_json writes it, so that it loads back as a config file), info (null
@@ -32,6 +34,8 @@ QJsonDocument runs_to_json(const RunCollection& runs, const std::vector<int>& id
 // Write the above to `path`, replacing it only once everything is written (QSaveFile). False
 // with `error` naming the file and the reason when it cannot be written.
 bool save_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
+                      QString* error);
+bool save_metrics_csv(const std::vector<const RunRecord*>& runs, const QString& path,
                       QString* error);
 bool save_runs_json(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
                     QString* error);

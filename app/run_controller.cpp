@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "data/load.h"
+#include "run_recorder.h"
 #include "train/dataset_request.h"
 #include "train/trainer.h"
 
@@ -61,6 +62,41 @@ RunEnd ended(RunStatus status, std::string message) {
     return end;
 }
 
+// Hands every report to the recorder, then to the signals. The end goes to the signals only once
+// the store holds it, so that whoever reads the store on hearing of the end finds it there; when
+// recording failed (the run was cancelled for it), the end says so.
+class RecordingSink final : public MetricsSink {
+  public:
+    RecordingSink(RunRecorder& recorder, MetricsSink& signal_sink)
+        : recorder_(recorder), signals_(signal_sink) {}
+
+    void on_start(const RunInfo& info) override {
+        recorder_.on_start(info);
+        signals_.on_start(info);
+    }
+    void on_step(const StepMetrics& step) override {
+        recorder_.on_step(step);
+        signals_.on_step(step);
+    }
+    void on_epoch(const EpochMetrics& epoch) override {
+        recorder_.on_epoch(epoch);
+        signals_.on_epoch(epoch);
+    }
+    void on_end(const RunEnd& end) override {
+        recorder_.on_end(end);
+        recorder_.flush();
+        if (const std::optional<QString> failure = recorder_.failure())
+            signals_.on_end(ended(RunStatus::Failed,
+                                  "recording to the run store failed: " + failure->toStdString()));
+        else
+            signals_.on_end(end);
+    }
+
+  private:
+    RunRecorder& recorder_;
+    MetricsSink& signals_;
+};
+
 }  // namespace
 
 void register_run_metatypes() {
@@ -88,19 +124,27 @@ RunController::~RunController() {
     worker_.join();
 }
 
-int RunController::start(const RunSpec& spec) {
-    return enqueue({spec}).front();
+void RunController::setStorePath(const QString& path) {
+    store_path_ = path;
 }
 
-std::vector<int> RunController::enqueue(std::vector<RunSpec> specs) {
+int RunController::start(const RunSpec& spec, std::int64_t store_id) {
+    return enqueue({spec}, store_id != 0 ? std::vector{store_id} : std::vector<std::int64_t>{})
+        .front();
+}
+
+std::vector<int> RunController::enqueue(std::vector<RunSpec> specs,
+                                        std::vector<std::int64_t> store_ids) {
     std::vector<int> ids;
     if (specs.empty())
         return ids;
     {
         std::lock_guard lock(mutex_);
-        for (RunSpec& spec : specs) {
+        for (std::size_t i = 0; i < specs.size(); ++i) {
             const int id = next_id_++;
-            queue_.push_back(Job{id, std::move(spec)});
+            const std::int64_t store_id = i < store_ids.size() ? store_ids[i] : 0;
+            queue_.push_back(
+                Job{id, std::move(specs[i]), store_id != 0 ? store_path_ : QString(), store_id});
             ids.push_back(id);
         }
     }
@@ -109,16 +153,22 @@ std::vector<int> RunController::enqueue(std::vector<RunSpec> specs) {
     return ids;
 }
 
+bool RunController::cancel_if_running(int id) {
+    if (id == 0 || id != current_)
+        return false;
+    cancel_current_ = true;
+    if (trainer_ != nullptr)
+        trainer_->cancel();
+    return true;
+}
+
 void RunController::stop(int id) {
     bool removed = false;
     bool cancelled = false;
     {
         std::lock_guard lock(mutex_);
-        if (id != 0 && id == current_) {
-            cancel_current_ = true;
+        if (cancel_if_running(id)) {
             cancelled = true;
-            if (trainer_ != nullptr)
-                trainer_->cancel();
         } else {
             const auto it = std::find_if(queue_.begin(), queue_.end(),
                                          [id](const Job& job) { return job.id == id; });
@@ -194,6 +244,20 @@ void RunController::work() {
     }
 }
 
+void RunController::train(const Job& job, const data::TrainTest& data, MetricsSink& sink) {
+    std::optional<Trainer> trainer;
+    trainer.emplace(job.spec, data, sink);
+    {
+        std::lock_guard lock(mutex_);
+        trainer_ = &*trainer;
+        if (current_cancelled())
+            trainer->cancel();
+    }
+    trainer->run();  // never throws; reports its end through sink.on_end
+    std::lock_guard lock(mutex_);
+    trainer_ = nullptr;  // before the trainer goes: stop() must not reach it any more
+}
+
 void RunController::execute(const Job& job) {
     const auto fail = [&](const std::string& message) {
         spdlog::error("run {} failed: {}", job.id, message);
@@ -221,18 +285,21 @@ void RunController::execute(const Job& job) {
             return;
         }
 
-        SignalSink sink(*this, job.id);
-        std::optional<Trainer> trainer;
-        trainer.emplace(job.spec, data, sink);
-        {
-            std::lock_guard lock(mutex_);
-            trainer_ = &*trainer;
-            if (current_cancelled())
-                trainer->cancel();
+        SignalSink signal_sink(*this, job.id);
+        if (job.store_id == 0) {
+            train(job, data, signal_sink);
+            return;
         }
-        trainer->run();  // never throws; reports its end through sink.on_end
-        std::lock_guard lock(mutex_);
-        trainer_ = nullptr;  // before the trainer goes: stop() must not reach it any more
+        // From the recorder's thread, when a write to the store fails.
+        const auto stop_unrecorded = [this, id = job.id](const QString& reason) {
+            spdlog::error("run {}: recording failed, stopping the run: {}", id,
+                          reason.toStdString());
+            std::lock_guard lock(mutex_);
+            cancel_if_running(id);
+        };
+        RunRecorder recorder(job.store_path, job.store_id, stop_unrecorded);
+        RecordingSink sink(recorder, signal_sink);
+        train(job, data, sink);
     } catch (const std::exception& error) {
         {
             std::lock_guard lock(mutex_);

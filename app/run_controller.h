@@ -2,8 +2,10 @@
 
 #include <QMetaType>
 #include <QObject>
+#include <QString>
 
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <thread>
@@ -15,6 +17,9 @@
 namespace scalelab {
 
 class Trainer;
+namespace data {
+struct TrainTest;
+}
 
 // Runs RunSpecs one at a time, in the order they were given, off the caller's (GUI) thread.
 //
@@ -25,6 +30,12 @@ class Trainer;
 // below from the trainer's threads. A problem at any point (a spec that does not validate, a
 // missing dataset, a trainer that throws) ends that run as RunStatus::Failed with the message;
 // nothing is thrown to the caller.
+//
+// Recording: a run queued with a store id (its row in the run store at storePath(), created by
+// the caller with RunStore::create_run, so that a queued run is stored as created) is recorded
+// through a RunRecorder, which writes from a thread of its own. Its end reaches runEnded only
+// once the store holds it. When recording fails (a full disk), the run is cancelled and ends as
+// Failed with the recorder's reason.
 //
 // Signals are emitted from threads the controller owns, never from the caller's, with the
 // default Qt::AutoConnection: a receiver must live in another thread (the GUI thread) or connect
@@ -52,11 +63,18 @@ class RunController : public QObject {
     RunController(const RunController&) = delete;
     RunController& operator=(const RunController&) = delete;
 
+    // The run store that store ids given to start() and enqueue() are in; empty: none. Runs
+    // already queued keep recording into the store they were queued with.
+    void setStorePath(const QString& path);
+    QString storePath() const { return store_path_; }
+
     // Queues one run and returns its id (ids count from 1 and only grow). It starts at once when
-    // nothing else is running or queued, otherwise after the runs before it.
-    int start(const RunSpec& spec);
+    // nothing else is running or queued, otherwise after the runs before it. With a store id
+    // (and a store path), the run is recorded into the store under that id.
+    int start(const RunSpec& spec, std::int64_t store_id = 0);
     // Queues runs (a sweep) to run one after another in this order; returns their ids.
-    std::vector<int> enqueue(std::vector<RunSpec> specs);
+    // `store_ids` is empty (nothing recorded) or holds one store id per spec.
+    std::vector<int> enqueue(std::vector<RunSpec> specs, std::vector<std::int64_t> store_ids = {});
     // Cancels the run with this id if it is running (it ends as Cancelled before its next step)
     // or removes it from the queue (runEnded with Cancelled at once). Unknown or finished ids
     // are ignored.
@@ -82,16 +100,24 @@ class RunController : public QObject {
     struct Job {
         int id = 0;
         RunSpec spec;
+        QString store_path;  // empty: not recorded
+        std::int64_t store_id = 0;
     };
 
     void work();
     void execute(const Job& job);
+    // Trains the loaded run, reporting to `sink`.
+    void train(const Job& job, const data::TrainTest& data, MetricsSink& sink);
+    // Under mutex_: asks the running run to stop before its next step, when it is run `id`; true
+    // if it was.
+    bool cancel_if_running(int id);
     // Under mutex_: whether the running run has been asked to stop.
     bool current_cancelled() const;
 
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     std::deque<Job> queue_;
+    QString store_path_;  // the controller's thread only
     int next_id_ = 1;
     int current_ = 0;              // the running run, 0 when none
     bool cancel_current_ = false;  // stop() reached the running run

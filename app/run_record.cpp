@@ -20,8 +20,19 @@ std::string_view to_string(RunState state) {
             return "cancelled";
         case RunState::Failed:
             return "failed";
+        case RunState::Interrupted:
+            return "interrupted";
     }
     return "unknown";
+}
+
+std::optional<RunState> parse_run_state(std::string_view name) {
+    for (const RunState state :
+         {RunState::Queued, RunState::Running, RunState::Finished, RunState::ReachedTarget,
+          RunState::Diverged, RunState::Cancelled, RunState::Failed, RunState::Interrupted})
+        if (to_string(state) == name)
+            return state;
+    return std::nullopt;
 }
 
 RunState run_state(RunStatus status) {
@@ -83,6 +94,8 @@ std::optional<double> RunRecord::eta_seconds() const {
 }
 
 std::optional<double> RunRecord::best_val_accuracy() const {
+    if (!curves_loaded)
+        return stored_best_val_accuracy;
     const auto& points = curve(Metric::ValAccuracy);
     if (points.empty())
         return std::nullopt;
@@ -92,6 +105,8 @@ std::optional<double> RunRecord::best_val_accuracy() const {
 }
 
 std::optional<double> RunRecord::mean_images_per_s() const {
+    if (!curves_loaded)
+        return stored_mean_images_per_s;
     if (!epochs.empty())
         return epochs.back().steady_images_per_s;
     if (step == 0 || train_seconds <= 0)
@@ -100,6 +115,13 @@ std::optional<double> RunRecord::mean_images_per_s() const {
 }
 
 std::optional<TargetReached> RunRecord::time_to_target() const {
+    if (spec.target_accuracy > 0 && !curves_loaded) {
+        // The stored summary keeps the crossings of spec.targets only.
+        for (const TargetReached& reached : targets)
+            if (reached.target == spec.target_accuracy)
+                return reached;
+        return std::nullopt;
+    }
     if (spec.target_accuracy > 0) {
         for (const MetricPoint& point : curve(Metric::ValAccuracy))
             if (point.value >= spec.target_accuracy)

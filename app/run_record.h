@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QString>
+#include <QStringList>
 
 #include <array>
 #include <cstdint>
@@ -14,9 +15,20 @@
 
 namespace scalelab {
 
-// Where a run is in its life. The last five are how a run ends (RunStatus).
-enum class RunState { Queued, Running, Finished, ReachedTarget, Diverged, Cancelled, Failed };
+// Where a run is in its life. Finished to Failed are how a run ends (RunStatus); Interrupted is a
+// run whose process died while it ran (found so in the run store).
+enum class RunState {
+    Queued,
+    Running,
+    Finished,
+    ReachedTarget,
+    Diverged,
+    Cancelled,
+    Failed,
+    Interrupted
+};
 std::string_view to_string(RunState);
+std::optional<RunState> parse_run_state(std::string_view);
 RunState run_state(RunStatus);
 bool is_active(RunState);  // queued or running
 
@@ -70,6 +82,14 @@ struct RunRecord {
 
     bool visible = true;  // drawn on the charts
     int colour = 0;       // palette index, fixed when the run is created so it never shifts
+    QStringList tags;
+
+    // A run listed from the run store comes without its curves and epochs (loading them all
+    // would take seconds for hundreds of runs): until they are loaded, the summary figures below
+    // come from the store's summary instead.
+    bool curves_loaded = true;
+    std::optional<double> stored_best_val_accuracy;
+    std::optional<double> stored_mean_images_per_s;
 
     const std::vector<MetricPoint>& curve(Metric metric) const {
         return curves[static_cast<int>(metric)];

@@ -14,6 +14,7 @@
 
 #include "enum_names.h"
 #include "error.h"
+#include "json_error_position.h"
 
 namespace scalelab {
 
@@ -268,14 +269,6 @@ const Field* find_field(const QString& key) {
     return nullptr;
 }
 
-// QJsonParseError gives a byte offset; people look for a line and a column.
-std::string parse_error_position(const QByteArray& document, int offset) {
-    const QByteArray before = document.left(offset);
-    const qsizetype line_start = before.lastIndexOf('\n') + 1;
-    return "line " + std::to_string(before.count('\n') + 1) + ", column " +
-           std::to_string(offset - line_start + 1);
-}
-
 }  // namespace
 
 QJsonObject run_spec_to_json(const RunSpec& spec) {
@@ -289,9 +282,10 @@ RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) 
     QJsonParseError parse_error;
     const QJsonDocument json = QJsonDocument::fromJson(document, &parse_error);
     if (parse_error.error != QJsonParseError::NoError)
-        throw Error(ErrorKind::InvalidSpec, "invalid JSON at " +
-                                                parse_error_position(document, parse_error.offset) +
-                                                ": " + parse_error.errorString().toStdString());
+        throw Error(ErrorKind::InvalidSpec,
+                    "invalid JSON at " +
+                        json_error_position(document, parse_error.offset).toStdString() + ": " +
+                        parse_error.errorString().toStdString());
     if (!json.isObject())
         throw Error(ErrorKind::InvalidSpec,
                     "a run spec must be a JSON object ({\"model\": \"cnn\", ...}), not an array "

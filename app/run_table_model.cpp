@@ -165,6 +165,8 @@ QVariant RunTableModel::display(const RunRecord& run, int column) const {
     switch (column) {
         case NameColumn:
             return run.id == runs_.baseline() ? tr("%1 (baseline)").arg(run.name) : run.name;
+        case TagsColumn:
+            return run.tags.join(QStringLiteral(", "));
         case ConfigurationColumn:
             return configuration_summary(run.spec);
         case StatusColumn:
@@ -190,6 +192,8 @@ QVariant RunTableModel::tool_tip(const RunRecord& run, int column) const {
             "Images/s over (devices × images/s of the 1-device run of the same "
             "configuration); 100% is perfect linear scaling.");
     QString text = configuration_summary(run.spec);
+    if (!run.tags.isEmpty())
+        text += tr("\nTags: %1").arg(run.tags.join(QStringLiteral(", ")));
     if (run.started)
         text += QStringLiteral("\n") + run_info_text(run.info);
     const QString settings = non_default_settings(run.spec);
@@ -215,6 +219,7 @@ QString RunTableModel::status_text(const RunRecord& run) const {
         case RunState::Diverged:
         case RunState::Cancelled:
         case RunState::Failed:
+        case RunState::Interrupted:
             break;
     }
     const QString state = QString::fromUtf8(to_string(run.state));
@@ -286,6 +291,8 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
     switch (section) {
         case NameColumn:
             return tr("Name");
+        case TagsColumn:
+            return tr("Tags");
         case ConfigurationColumn:
             return tr("Configuration");
         case StatusColumn:
@@ -304,10 +311,17 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
 }
 
 bool RunTableModel::setData(const QModelIndex& index, const QVariant& value, int role) {
-    if (!checkIndex(index, CheckIndexOption::IndexIsValid) || index.column() != NameColumn)
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid))
         return false;
     const RunRecord* run = runs_.find(runId(index.row()));
     if (run == nullptr)
+        return false;
+    if (index.column() == TagsColumn && role == Qt::EditRole) {
+        runs_.setTags(run->id, value.toString().split(QLatin1Char(','), Qt::SkipEmptyParts));
+        emit dataChanged(index, index, {role, Qt::DisplayRole});
+        return true;
+    }
+    if (index.column() != NameColumn)
         return false;
     if (role == Qt::EditRole) {
         if (value.toString().trimmed().isEmpty())
@@ -328,6 +342,8 @@ Qt::ItemFlags RunTableModel::flags(const QModelIndex& index) const {
     Qt::ItemFlags flags = Qt::ItemIsEnabled | Qt::ItemIsSelectable | Qt::ItemNeverHasChildren;
     if (index.column() == NameColumn)
         flags |= Qt::ItemIsEditable | Qt::ItemIsUserCheckable;
+    if (index.column() == TagsColumn)
+        flags |= Qt::ItemIsEditable;
     return flags;
 }
 

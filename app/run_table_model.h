@@ -24,6 +24,7 @@ class RunTableModel : public QAbstractTableModel {
   public:
     enum Column {
         NameColumn,
+        TagsColumn,
         ConfigurationColumn,
         StatusColumn,
         BestAccuracyColumn,
@@ -49,7 +50,7 @@ class RunTableModel : public QAbstractTableModel {
     QVariant headerData(int section, Qt::Orientation orientation,
                         int role = Qt::DisplayRole) const override;
     // The name is editable (renames the run; a blank name is refused) and checkable (shows or
-    // hides the run on the charts).
+    // hides the run on the charts); the tags are editable as one comma-separated list.
     bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
     Qt::ItemFlags flags(const QModelIndex& index) const override;
     QHash<int, QByteArray> roleNames() const override;

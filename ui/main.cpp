@@ -17,6 +17,7 @@
 #include "main_window.h"
 #include "run_collection.h"
 #include "run_controller.h"
+#include "run_store.h"
 #include "theme.h"
 
 namespace {
@@ -97,13 +98,27 @@ int main(int argc, char** argv) {
                        "(startup benchmark)."));
     const QCommandLineOption start(
         QStringLiteral("start"), QStringLiteral("Start the experiment (each --config's) at once."));
-    parser.addOptions({config, theme, presenter, start, quit_after_paint});
+    const QCommandLineOption store(
+        QStringLiteral("store"),
+        QStringLiteral("Keep runs in this run store (an SQLite file, shared with scalelab-cli "
+                       "train --store). Default: %1")
+            .arg(scalelab::RunStore::default_path()),
+        QStringLiteral("file"));
+    const QCommandLineOption no_store(
+        QStringLiteral("no-store"),
+        QStringLiteral("Keep this session's runs in memory only (open a store later from the "
+                       "File menu)."));
+    parser.addOptions({config, theme, presenter, start, store, no_store, quit_after_paint});
     parser.process(app);
 
     const QString theme_name = parser.value(theme);
     if (theme_name != QStringLiteral("light") && theme_name != QStringLiteral("dark")) {
         std::fprintf(stderr, "scalelab: --theme must be light or dark, not '%s'\n",
                      qPrintable(theme_name));
+        return 2;
+    }
+    if (parser.isSet(store) && parser.isSet(no_store)) {
+        std::fprintf(stderr, "scalelab: give --store FILE or --no-store, not both\n");
         return 2;
     }
 
@@ -119,6 +134,11 @@ int main(int argc, char** argv) {
         window.installEventFilter(&probe);
 
     window.show();
+    // A store that cannot be opened is explained in a dialog over the window, which offers
+    // another file, a new store, or going on without one.
+    if (!parser.isSet(no_store))
+        window.openStore(parser.isSet(store) ? parser.value(store)
+                                             : scalelab::RunStore::default_path());
     if (parser.isSet(presenter))
         window.setPresenterMode(true);
     // Each --config is loaded into the form in turn and, with --start, started as its own run,

@@ -4,8 +4,12 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
 #include <QDockWidget>
+#include <QFile>
 #include <QFileDialog>
+#include <QFileInfo>
+#include <QFrame>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -15,6 +19,7 @@
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QToolBar>
+#include <QVBoxLayout>
 
 #include "chart_export.h"
 #include "chart_grid.h"
@@ -24,9 +29,13 @@
 #include "log_relay.h"
 #include "metrics_export.h"
 #include "run_collection.h"
+#include "run_exchange.h"
+#include "run_filter_bar.h"
+#include "run_store.h"
 #include "run_table_model.h"
 #include "run_table_view.h"
 #include "scaling_view.h"
+#include "store_error_dialog.h"
 
 namespace scalelab {
 
@@ -46,6 +55,15 @@ QString run_name(const RunSpec& spec) {
 
 QString documents_folder() {
     return QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
+}
+
+QString native(const QString& path) {
+    return QDir::toNativeSeparators(path);
+}
+
+// `path`, with `suffix` added unless it already ends so.
+QString with_suffix(const QString& path, const QString& suffix) {
+    return path.endsWith(suffix, Qt::CaseInsensitive) ? path : path + suffix;
 }
 
 }  // namespace
@@ -70,12 +88,21 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
 
     table_model_ = new RunTableModel(runs_, this);
     table_ = new RunTableView(runs_, *table_model_);
+    filter_bar_ = new RunFilterBar(table_->filter());
+    table_panel_ = new QWidget;
+    auto* table_layout = new QVBoxLayout(table_panel_);
+    table_layout->setContentsMargins(0, 0, 0, 0);
+    table_layout->setSpacing(0);
+    table_layout->addWidget(filter_bar_);
+    table_layout->addWidget(table_);
 
     auto* splitter = new QSplitter(Qt::Vertical);
     splitter->addWidget(views_);
-    splitter->addWidget(table_);
+    splitter->addWidget(table_panel_);
     splitter->setStretchFactor(0, 3);
     splitter->setStretchFactor(1, 1);
+    // The filter bar, the header and about five runs; the charts get the rest.
+    splitter->setSizes({600, 240});
     setCentralWidget(splitter);
 
     log_ = new LogPane;
@@ -88,6 +115,13 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     connect(relay, &LogRelay::lineLogged, log_, &LogPane::appendLine);
 
     status_label_ = new QLabel;
+    store_label_ = new QLabel;
+    store_label_->setObjectName(QStringLiteral("storeStatus"));
+    auto* separator = new QFrame;
+    separator->setFrameShape(QFrame::VLine);
+    separator->setFrameShadow(QFrame::Sunken);
+    statusBar()->addPermanentWidget(store_label_);
+    statusBar()->addPermanentWidget(separator);
     statusBar()->addPermanentWidget(status_label_);
 
     createActions();
@@ -106,6 +140,12 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
         });
     connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this,
             [this] { updateActions(); });
+    connect(&runs_, &RunCollection::storeChanged, this, [this] {
+        updateStoreStatus();
+        updateActions();
+    });
+    connect(&runs_, &RunCollection::storeError, this,
+            [this](const QString& message) { statusBar()->showMessage(message, 10000); });
 
     form_->setSpec(defaultExperiment(devices_));
     resize(1500, 950);
@@ -114,6 +154,7 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     resizeDocks({form_dock_}, {390}, Qt::Horizontal);
     updateActions();
     updateStatus();
+    updateStoreStatus();
 }
 
 MainWindow::~MainWindow() = default;
@@ -155,6 +196,22 @@ void MainWindow::createActions() {
     save_config_action_->setShortcut(QKeySequence::Save);
     connect(save_config_action_, &QAction::triggered, this, &MainWindow::saveConfig);
 
+    open_store_action_ = new QAction(tr("Open run s&tore..."), this);
+    open_store_action_->setToolTip(tr("Show the runs of another run store (an SQLite file)"));
+    connect(open_store_action_, &QAction::triggered, this, &MainWindow::chooseStoreToOpen);
+
+    new_store_action_ = new QAction(tr("Ne&w run store..."), this);
+    connect(new_store_action_, &QAction::triggered, this, &MainWindow::chooseNewStore);
+
+    import_runs_action_ = new QAction(tr("&Import runs..."), this);
+    connect(import_runs_action_, &QAction::triggered, this, &MainWindow::chooseRunsToImport);
+
+    export_runs_action_ = new QAction(tr("Export selected &runs..."), this);
+    connect(export_runs_action_, &QAction::triggered, this, &MainWindow::exportSelectedRuns);
+
+    export_metrics_action_ = new QAction(tr("Export selected runs' &metrics as CSV..."), this);
+    connect(export_metrics_action_, &QAction::triggered, this, &MainWindow::exportSelectedMetrics);
+
     presenter_action_ = new QAction(tr("&Presenter mode"), this);
     presenter_action_->setCheckable(true);
     presenter_action_->setShortcut(QKeySequence(Qt::Key_F11));
@@ -174,6 +231,12 @@ void MainWindow::createMenus() {
     file->addAction(open_config_action_);
     file->addAction(save_config_action_);
     file->addSeparator();
+    file->addAction(open_store_action_);
+    file->addAction(new_store_action_);
+    file->addSeparator();
+    file->addAction(import_runs_action_);
+    file->addAction(export_runs_action_);
+    file->addAction(export_metrics_action_);
     file->addAction(export_action_);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -207,9 +270,34 @@ void MainWindow::createMenus() {
 void MainWindow::updateActions() {
     start_action_->setEnabled(form_->isValid());
     sweep_action_->setEnabled(form_->sweepValid());
-    const RunRecord* selected = runs_.find(table_->selectedRunId());
-    stop_action_->setEnabled(selected != nullptr && is_active(selected->state));
+    const std::vector<int> selected = table_->selectedRunIds();
+    stop_action_->setEnabled(std::any_of(selected.begin(), selected.end(), [this](int id) {
+        const RunRecord* run = runs_.find(id);
+        return run != nullptr && is_active(run->state);
+    }));
     stop_all_action_->setEnabled(runs_.activeCount() > 0);
+    const bool stored = runs_.store() != nullptr;
+    const QString needs_store = tr("Open a run store first (File ▸ Open run store)");
+    import_runs_action_->setEnabled(stored);
+    import_runs_action_->setToolTip(stored ? tr("Add the runs of a .scalelab.json file")
+                                           : needs_store);
+    export_runs_action_->setEnabled(stored && !selected.empty());
+    export_runs_action_->setToolTip(stored ? tr("Write the selected runs to a .scalelab.json file")
+                                           : needs_store);
+    export_metrics_action_->setEnabled(!selected.empty());
+}
+
+void MainWindow::updateStoreStatus() {
+    if (const RunStore* store = runs_.store()) {
+        const QString path = QDir::toNativeSeparators(store->path());
+        store_label_->setText(tr("Run store: %1").arg(QFileInfo(path).fileName()));
+        store_label_->setToolTip(path);
+    } else {
+        store_label_->setText(tr("No run store: runs are kept in memory only"));
+        store_label_->setToolTip(
+            tr("Runs of this session are lost when the window closes; open or create a run "
+               "store in the File menu to keep them"));
+    }
 }
 
 void MainWindow::updateStatus() {
@@ -239,7 +327,8 @@ void MainWindow::startRun() {
     }
     const RunSpec spec = form_->spec();
     const int id = runs_.start(spec, run_name(spec));
-    statusBar()->showMessage(tr("Started %1").arg(runs_.find(id)->name), 4000);
+    if (id != 0)  // otherwise storeError has said why
+        statusBar()->showMessage(tr("Started %1").arg(runs_.find(id)->name), 4000);
 }
 
 void MainWindow::queueSweep() {
@@ -254,8 +343,7 @@ void MainWindow::queueSweep() {
 }
 
 void MainWindow::stopSelectedRun() {
-    const int id = table_->selectedRunId();
-    if (id != 0)
+    for (const int id : table_->selectedRunIds())
         runs_.stop(id);
 }
 
@@ -343,12 +431,12 @@ void MainWindow::setPresenterMode(bool on) {
         state_before_presenter_ = saveState();
         form_dock_->hide();
         log_dock_->hide();
-        table_->hide();
+        table_panel_->hide();
         menuBar()->hide();
         showFullScreen();
     } else {
         menuBar()->show();
-        table_->show();
+        table_panel_->show();
         restoreState(state_before_presenter_);
         showNormal();
         restoreGeometry(geometry_before_presenter_);
@@ -367,6 +455,223 @@ void MainWindow::setTheme(Theme theme) {
         apply_theme(*app, theme);
     charts_->setDarkTheme(theme == Theme::Dark);
     scaling_->setDarkTheme(theme == Theme::Dark);
+}
+
+bool MainWindow::readyToReplaceRuns() {
+    if (runs_.busy()) {
+        QMessageBox::information(
+            this, tr("Runs are active"),
+            tr("Runs started here are still queued or running, recording into the current run "
+               "store. Stop them (Run ▸ Stop all runs) or let them end, then open another "
+               "store."));
+        return false;
+    }
+    if (runs_.store() != nullptr || runs_.ids().empty())
+        return true;
+    QMessageBox box(QMessageBox::Question, tr("Runs kept in memory only"),
+                    tr("The %n run(s) of this session are kept in memory only and leave the "
+                       "window when a run store opens.",
+                       nullptr, int(runs_.ids().size())),
+                    QMessageBox::Open | QMessageBox::Cancel, this);
+    box.setInformativeText(tr("Export them first (File ▸ Export...) to keep their data."));
+    box.setDefaultButton(QMessageBox::Cancel);
+    return box.exec() == QMessageBox::Open;
+}
+
+bool MainWindow::openStore(const QString& path) {
+    if (!readyToReplaceRuns())
+        return false;
+    QString candidate = path;
+    while (!candidate.isEmpty()) {
+        QString problem;
+        try {
+            if (!runs_.setStore(RunStore::open(candidate)))
+                return false;
+            statusBar()->showMessage(
+                tr("%n run(s) in the run store %1", nullptr, int(runs_.ids().size()))
+                    .arg(native(candidate)),
+                6000);
+            return true;
+        } catch (const StoreError& error) {
+            problem = QString::fromUtf8(error.what());
+        }
+        candidate = askAfterStoreError(candidate, problem);
+    }
+    return false;
+}
+
+QString MainWindow::askAfterStoreError(const QString& path, const QString& problem) {
+    const QString go_on =
+        runs_.store() != nullptr ? tr("Keep the Current Store") : tr("Continue Without a Store");
+    for (;;) {
+        StoreErrorDialog dialog(path, problem, go_on, this);
+        dialog.exec();
+        QString next;
+        switch (dialog.choice()) {
+            case StoreErrorDialog::Choice::OpenAnother:
+                next = askStoreToOpen();
+                break;
+            case StoreErrorDialog::Choice::NewStore:
+                next = askNewStorePath(QFileInfo(path).absolutePath());
+                break;
+            case StoreErrorDialog::Choice::GoOn:
+                updateStoreStatus();
+                return {};
+        }
+        if (!next.isEmpty())
+            return next;  // a cancelled file dialog comes back here
+    }
+}
+
+QString MainWindow::askStoreToOpen() {
+    const QString folder = runs_.store() != nullptr
+                               ? QFileInfo(runs_.store()->path()).absolutePath()
+                               : QFileInfo(RunStore::default_path()).absolutePath();
+    return QFileDialog::getOpenFileName(this, tr("Open run store"), folder,
+                                        tr("Run stores (*.sqlite *.db);;All files (*)"));
+}
+
+QString MainWindow::askNewStorePath(const QString& folder) {
+    QString proposed = QDir(folder).filePath(QStringLiteral("runs.sqlite"));
+    for (int n = 2; QFileInfo::exists(proposed); ++n)
+        proposed = QDir(folder).filePath(QStringLiteral("runs-%1.sqlite").arg(n));
+    for (;;) {
+        const QString path = QFileDialog::getSaveFileName(this, tr("New run store"), proposed,
+                                                          tr("Run stores (*.sqlite *.db)"), nullptr,
+                                                          QFileDialog::DontConfirmOverwrite);
+        if (path.isEmpty() || !QFileInfo::exists(path))
+            return path;
+        QMessageBox::warning(this, tr("The file exists"),
+                             tr("%1 already exists. A new run store needs a new file name: "
+                                "ScaleLab never overwrites a file. (To use this file as it is, "
+                                "choose File ▸ Open run store.)")
+                                 .arg(native(path)));
+    }
+}
+
+void MainWindow::chooseStoreToOpen() {
+    const QString path = askStoreToOpen();
+    if (!path.isEmpty())
+        openStore(path);
+}
+
+void MainWindow::chooseNewStore() {
+    const QString folder = runs_.store() != nullptr
+                               ? QFileInfo(runs_.store()->path()).absolutePath()
+                               : documents_folder();
+    const QString path = askNewStorePath(folder);
+    if (!path.isEmpty())
+        openStore(path);
+}
+
+bool MainWindow::importRuns(const QString& path, std::vector<int>* imported, QString* error) {
+    RunStore* store = runs_.store();
+    if (store == nullptr) {
+        *error = tr("Open a run store first: imported runs are added to it.");
+        return false;
+    }
+    QFile file(path);
+    if (!file.open(QIODevice::ReadOnly)) {
+        *error = tr("Cannot read %1: %2").arg(native(path), file.errorString());
+        return false;
+    }
+    try {
+        const std::vector<std::int64_t> ids = import_runs(*store, file.readAll());
+        runs_.refresh();
+        imported->assign(ids.begin(), ids.end());
+        return true;
+    } catch (const ExchangeError& problem) {
+        *error = tr("Nothing was imported from %1: %2")
+                     .arg(native(path), QString::fromUtf8(problem.what()));
+    } catch (const StoreError& problem) {
+        *error = tr("Nothing was imported from %1: %2")
+                     .arg(native(path), QString::fromUtf8(problem.what()));
+    }
+    return false;
+}
+
+bool MainWindow::exportRuns(const std::vector<int>& ids, const QString& path, QString* error) {
+    const RunStore* store = runs_.store();
+    if (store == nullptr) {
+        *error = tr("Runs are exported from the run store: open or create one first.");
+        return false;
+    }
+    try {
+        return save_exchange(*store, std::vector<std::int64_t>(ids.begin(), ids.end()), path,
+                             error);
+    } catch (const StoreError& problem) {
+        *error = tr("Cannot export the runs to %1: %2")
+                     .arg(native(path), QString::fromUtf8(problem.what()));
+        return false;
+    }
+}
+
+bool MainWindow::exportMetricsCsv(const std::vector<int>& ids, const QString& path,
+                                  QString* error) {
+    for (const int id : ids)
+        if (!runs_.loadCurves(id)) {
+            *error = tr("The curves of run %1 could not be read from the run store.").arg(id);
+            return false;
+        }
+    return save_metrics_csv(runs_, ids, path, error);
+}
+
+void MainWindow::chooseRunsToImport() {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Import runs"), documents_folder(),
+        tr("ScaleLab runs (*.scalelab.json);;JSON (*.json);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    std::vector<int> imported;
+    QString error;
+    if (!importRuns(path, &imported, &error)) {
+        QMessageBox::warning(this, tr("Import failed"), error);
+        return;
+    }
+    table_->selectRuns(imported);
+    statusBar()->showMessage(tr("Imported %n run(s); they are selected in the table (tick a "
+                                "name to show its curves)",
+                                nullptr, int(imported.size())),
+                             8000);
+}
+
+void MainWindow::exportSelectedRuns() {
+    const std::vector<int> ids = table_->selectedRunIds();
+    if (ids.empty())
+        return;
+    const QString suffix = QString::fromUtf8(exchange_suffix);
+    QString path = QFileDialog::getSaveFileName(
+        this, tr("Export selected runs"), documents_folder() + QStringLiteral("/runs") + suffix,
+        tr("ScaleLab runs (*.scalelab.json)"));
+    if (path.isEmpty())
+        return;
+    path = with_suffix(path, suffix);
+    QString error;
+    if (exportRuns(ids, path, &error))
+        statusBar()->showMessage(
+            tr("Exported %n run(s) to %1", nullptr, int(ids.size())).arg(native(path)), 6000);
+    else
+        QMessageBox::warning(this, tr("Export failed"), error);
+}
+
+void MainWindow::exportSelectedMetrics() {
+    const std::vector<int> ids = table_->selectedRunIds();
+    if (ids.empty())
+        return;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export selected runs' metrics"),
+                                                documents_folder() + QStringLiteral("/metrics.csv"),
+                                                tr("CSV (*.csv)"));
+    if (path.isEmpty())
+        return;
+    path = with_suffix(path, QStringLiteral(".csv"));
+    QString error;
+    if (exportMetricsCsv(ids, path, &error))
+        statusBar()->showMessage(
+            tr("Exported the metrics of %n run(s) to %1", nullptr, int(ids.size()))
+                .arg(native(path)),
+            6000);
+    else
+        QMessageBox::warning(this, tr("Export failed"), error);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -2,6 +2,8 @@
 
 #include <QMainWindow>
 
+#include <vector>
+
 #include "backend/device_inventory.h"
 #include "theme.h"
 #include "train/run_spec.h"
@@ -18,13 +20,15 @@ class ChartGrid;
 class ExperimentForm;
 class LogPane;
 class RunCollection;
+class RunFilterBar;
 class RunTableModel;
 class RunTableView;
 class ScalingView;
 struct ExportRequest;
 
 // ScaleLab's window: the experiment form on the left, the charts and the scaling view in the
-// middle, the run table under them, the log pane at the bottom.
+// middle, the run table with its filter bar under them, the log pane at the bottom; the run
+// store in use in the status bar.
 //
 // The window only shows and commands: runs live in the RunCollection it is given (which
 // outlives it), training happens on the RunController's threads, and every update reaches the
@@ -43,12 +47,25 @@ class MainWindow : public QMainWindow {
     ExperimentForm& form() { return *form_; }
     ChartGrid& charts() { return *charts_; }
     RunTableView& table() { return *table_; }
+    RunFilterBar& filterBar() { return *filter_bar_; }
     RunTableModel& tableModel() { return *table_model_; }
     ScalingView& scaling() { return *scaling_; }
     LogPane& log() { return *log_; }
 
+    // Opens the run store at `path` and shows its runs. When it cannot be opened (corrupt,
+    // unreadable, locked, from a newer ScaleLab), a StoreErrorDialog says why and offers another
+    // file, a new store, or going on as before (without a store at start-up: runs in memory
+    // only); the bad file is never written. True when a store was opened.
+    bool openStore(const QString& path);
+
     // Writes what `request` names; false with a message naming the file and the reason.
     bool exportTo(const ExportRequest& request, QString* error);
+    // Adds the runs of a .scalelab.json file to the store; false with the reason (nothing is
+    // imported then). `imported` gets their ids.
+    bool importRuns(const QString& path, std::vector<int>* imported, QString* error);
+    // The runs as a .scalelab.json file (from the store), or their metrics as CSV.
+    bool exportRuns(const std::vector<int>& ids, const QString& path, QString* error);
+    bool exportMetricsCsv(const std::vector<int>& ids, const QString& path, QString* error);
     bool presenterMode() const { return presenter_; }
     Theme theme() const { return theme_; }
 
@@ -59,6 +76,11 @@ class MainWindow : public QMainWindow {
     void openExportDialog();
     void openConfig();
     void saveConfig();
+    void chooseStoreToOpen();
+    void chooseNewStore();
+    void chooseRunsToImport();
+    void exportSelectedRuns();
+    void exportSelectedMetrics();
     void setPresenterMode(bool on);
     void setTheme(scalelab::Theme theme);
     void newExperimentFrom(int runId);
@@ -71,6 +93,17 @@ class MainWindow : public QMainWindow {
     void createMenus();
     void updateActions();
     void updateStatus();
+    void updateStoreStatus();
+    // Whether the runs shown may be replaced by another store's: not while runs started here are
+    // active, and only after asking when they are kept in memory only.
+    bool readyToReplaceRuns();
+    // Asks what to do about a store that did not open; the next file to try, or empty to go on
+    // as before.
+    QString askAfterStoreError(const QString& path, const QString& problem);
+    // Asks for a file to open as a run store; empty when cancelled.
+    QString askStoreToOpen();
+    // Asks for the name of a new run store, never an existing file; empty when cancelled.
+    QString askNewStorePath(const QString& folder);
     // The ids of the runs shown on the charts, in table order.
     std::vector<int> shownRuns() const;
 
@@ -81,11 +114,14 @@ class MainWindow : public QMainWindow {
     ScalingView* scaling_ = nullptr;
     RunTableModel* table_model_ = nullptr;
     RunTableView* table_ = nullptr;
+    RunFilterBar* filter_bar_ = nullptr;
+    QWidget* table_panel_ = nullptr;  // the filter bar and the table
     LogPane* log_ = nullptr;
     QTabWidget* views_ = nullptr;
     QDockWidget* form_dock_ = nullptr;
     QDockWidget* log_dock_ = nullptr;
     QLabel* status_label_ = nullptr;
+    QLabel* store_label_ = nullptr;
 
     QAction* start_action_ = nullptr;
     QAction* sweep_action_ = nullptr;
@@ -94,6 +130,11 @@ class MainWindow : public QMainWindow {
     QAction* export_action_ = nullptr;
     QAction* open_config_action_ = nullptr;
     QAction* save_config_action_ = nullptr;
+    QAction* open_store_action_ = nullptr;
+    QAction* new_store_action_ = nullptr;
+    QAction* import_runs_action_ = nullptr;
+    QAction* export_runs_action_ = nullptr;
+    QAction* export_metrics_action_ = nullptr;
     QAction* presenter_action_ = nullptr;
     QAction* dark_action_ = nullptr;
 

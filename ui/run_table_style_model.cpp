@@ -42,7 +42,8 @@ QVariant RunTableStyleModel::data(const QModelIndex& index, int role) const {
             if (name && !run->visible)
                 return QGuiApplication::palette().color(QPalette::Disabled, QPalette::Text);
             if (index.column() == RunTableModel::StatusColumn &&
-                (run->state == RunState::Failed || run->state == RunState::Diverged))
+                (run->state == RunState::Failed || run->state == RunState::Diverged ||
+                 run->state == RunState::Interrupted))
                 return problem_colour;
             return text;
         default:

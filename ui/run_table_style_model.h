@@ -7,8 +7,8 @@ namespace scalelab {
 class RunCollection;
 
 // Adds what RunTableModel (Qt Core only) leaves to the GUI: the run's colour swatch in front of
-// its name, the baseline's name in bold, hidden runs' names dimmed, and failed or diverged
-// statuses in red.
+// its name, the baseline's name in bold, hidden runs' names dimmed, and failed, diverged or
+// interrupted statuses in red.
 class RunTableStyleModel : public QIdentityProxyModel {
     Q_OBJECT
 

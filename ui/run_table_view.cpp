@@ -3,11 +3,15 @@
 #include <QAction>
 #include <QContextMenuEvent>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
 
+#include <algorithm>
+
 #include "run_collection.h"
+#include "run_filter.h"
 #include "run_status_delegate.h"
 #include "run_table_model.h"
 #include "run_table_style_model.h"
@@ -18,13 +22,14 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
     : QTableView(parent),
       runs_(runs),
       model_(model),
+      filter_(new RunFilter(model, this)),
       style_model_(new RunTableStyleModel(runs, this)) {
-    style_model_->setSourceModel(&model_);
+    style_model_->setSourceModel(filter_);
     setModel(style_model_);
     setItemDelegateForColumn(RunTableModel::StatusColumn, new RunStatusDelegate(this));
 
     setSelectionBehavior(SelectRows);
-    setSelectionMode(SingleSelection);
+    setSelectionMode(ExtendedSelection);
     // F2 goes through the rename action, which edits the name whichever cell is current.
     setEditTriggers(DoubleClicked);
     setAlternatingRowColors(true);
@@ -42,9 +47,15 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
     rename_action_->setShortcut(Qt::Key_F2);
     connect(rename_action_, &QAction::triggered, this, [this] { renameRun(selectedRunId()); });
 
+    tags_action_ = addRunAction(tr("Edit &tags..."), QStringLiteral("tagsAction"));
+    connect(tags_action_, &QAction::triggered, this, [this] { editTags(selectedRunId()); });
+
     stop_action_ = addRunAction(tr("&Stop"), QStringLiteral("stopAction"));
-    connect(stop_action_, &QAction::triggered, this,
-            [this] { emit stopRequested(selectedRunId()); });
+    connect(stop_action_, &QAction::triggered, this, [this] {
+        for (const int id : selectedRunIds())
+            if (const RunRecord* run = runs_.find(id); run != nullptr && is_active(run->state))
+                emit stopRequested(id);
+    });
 
     baseline_action_ = addRunAction(tr("Set as &baseline"), QStringLiteral("baselineAction"));
     connect(baseline_action_, &QAction::triggered, this, [this] {
@@ -59,22 +70,40 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
 
     visibility_action_ = addRunAction(tr("&Hide on charts"), QStringLiteral("visibilityAction"));
     connect(visibility_action_, &QAction::triggered, this, [this] {
-        if (const RunRecord* run = runs_.find(selectedRunId()))
-            runs_.setVisible(run->id, !run->visible);
+        const std::vector<int> ids = selectedRunIds();
+        // Shows them all when any is hidden, so that one click makes the selection consistent.
+        const bool show = std::any_of(ids.begin(), ids.end(), [this](int id) {
+            const RunRecord* run = runs_.find(id);
+            return run != nullptr && !run->visible;
+        });
+        for (const int id : ids)
+            runs_.setVisible(id, show);
     });
 
     delete_action_ = addRunAction(tr("&Delete..."), QStringLiteral("deleteAction"));
     delete_action_->setShortcut(QKeySequence::Delete);
-    connect(delete_action_, &QAction::triggered, this, [this] { deleteRun(selectedRunId()); });
+    connect(delete_action_, &QAction::triggered, this, [this] { deleteRuns(selectedRunIds()); });
 
     connect(selectionModel(), &QItemSelectionModel::selectionChanged, this,
             &RunTableView::updateActions);
     connect(&runs_, &RunCollection::runChanged, this, [this](int id) {
-        if (id == selectedRunId())
+        const std::vector<int> selected = selectedRunIds();
+        if (std::find(selected.begin(), selected.end(), id) != selected.end())
             updateActions();
     });
     connect(&runs_, &RunCollection::baselineChanged, this, &RunTableView::updateActions);
+    for (const auto signal :
+         {&RunCollection::runAdded, &RunCollection::runChanged, &RunCollection::runRemoved})
+        connect(&runs_, signal, this, &RunTableView::updateTagsColumn);
     updateActions();
+    updateTagsColumn();
+}
+
+void RunTableView::updateTagsColumn() {
+    const std::vector<int>& ids = runs_.ids();
+    const bool tagged = std::any_of(ids.begin(), ids.end(),
+                                    [this](int id) { return !runs_.find(id)->tags.isEmpty(); });
+    setColumnHidden(RunTableModel::TagsColumn, !tagged);
 }
 
 QAction* RunTableView::addRunAction(const QString& text, const QString& objectName) {
@@ -90,6 +119,7 @@ void RunTableView::setColumnWidths() {
     const QFontMetrics metrics = fontMetrics();
     const auto fit = [&](const QString& sample) { return metrics.horizontalAdvance(sample) + 28; };
     setColumnWidth(RunTableModel::NameColumn, fit(QStringLiteral("sweep 10 (baseline)")) + 56);
+    setColumnWidth(RunTableModel::TagsColumn, fit(QStringLiteral("week 2, lars")));
     setColumnWidth(RunTableModel::StatusColumn, fit(QStringLiteral("running · 100% · ETA 10:00")));
     setColumnWidth(RunTableModel::BestAccuracyColumn, fit(QStringLiteral("0.912 (+0.013)")));
     setColumnWidth(RunTableModel::TimeToTargetColumn,
@@ -104,72 +134,143 @@ void RunTableView::setColumnWidths() {
     horizontalHeader()->setMinimumSectionSize(fit(QStringLiteral("Name")));
 }
 
+QModelIndex RunTableView::indexOfRun(int id, int column) const {
+    const int row = model_.row(id);
+    if (row < 0)
+        return {};
+    return style_model_->mapFromSource(filter_->mapFromSource(model_.index(row, column)));
+}
+
 int RunTableView::selectedRunId() const {
     const QModelIndexList rows = selectionModel()->selectedRows();
-    return rows.isEmpty() ? 0 : rows.front().data(RunTableModel::RunIdRole).toInt();
+    if (rows.isEmpty())
+        return 0;
+    const QModelIndex current = currentIndex();
+    const bool current_selected =
+        current.isValid() && selectionModel()->isRowSelected(current.row());
+    return (current_selected ? current : rows.front()).data(RunTableModel::RunIdRole).toInt();
+}
+
+std::vector<int> RunTableView::selectedRunIds() const {
+    QModelIndexList rows = selectionModel()->selectedRows();
+    std::sort(rows.begin(), rows.end(),
+              [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+    std::vector<int> ids;
+    for (const QModelIndex& row : rows)
+        ids.push_back(row.data(RunTableModel::RunIdRole).toInt());
+    return ids;
 }
 
 void RunTableView::selectRun(int id) {
-    const int row = model_.row(id);
-    if (row < 0) {
-        clearSelection();
-        return;
-    }
-    selectRow(row);
+    selectRuns({id});
+}
+
+void RunTableView::selectRuns(const std::vector<int>& ids) {
+    QItemSelection selection;
+    for (const int id : ids)
+        if (const QModelIndex index = indexOfRun(id, RunTableModel::NameColumn); index.isValid())
+            selection.select(index, index);
+    selectionModel()->select(selection,
+                             QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    if (!selection.isEmpty())
+        selectionModel()->setCurrentIndex(selection.indexes().front(),
+                                          QItemSelectionModel::NoUpdate);
 }
 
 void RunTableView::renameRun(int id) {
-    const int row = model_.row(id);
-    if (row < 0)
+    const QModelIndex name = indexOfRun(id, RunTableModel::NameColumn);
+    if (!name.isValid())
         return;
-    const QModelIndex name = style_model_->index(row, RunTableModel::NameColumn);
     setCurrentIndex(name);
     edit(name);
 }
 
-void RunTableView::deleteRun(int id) {
+void RunTableView::editTags(int id) {
     const RunRecord* run = runs_.find(id);
     if (run == nullptr)
         return;
+    bool ok = false;
+    const QString text = QInputDialog::getText(
+        this, tr("Edit tags"), tr("Tags of “%1”, separated by commas:").arg(run->name),
+        QLineEdit::Normal, run->tags.join(QStringLiteral(", ")), &ok);
+    if (ok)
+        runs_.setTags(id, text.split(QLatin1Char(','), Qt::SkipEmptyParts));
+}
+
+void RunTableView::deleteRuns(const std::vector<int>& ids) {
+    std::vector<const RunRecord*> runs;
+    for (const int id : ids)
+        if (const RunRecord* run = runs_.find(id))
+            runs.push_back(run);
+    if (runs.empty())
+        return;
+    const auto active = std::count_if(runs.begin(), runs.end(),
+                                      [](const RunRecord* run) { return is_active(run->state); });
     QMessageBox box(this);
     box.setIcon(QMessageBox::Warning);
-    box.setWindowTitle(tr("Delete run"));
-    if (is_active(run->state)) {
-        box.setText(tr("“%1” is still %2. Stop it and delete it?")
-                        .arg(run->name, QString::fromUtf8(to_string(run->state))));
+    box.setWindowTitle(runs.size() == 1 ? tr("Delete run") : tr("Delete runs"));
+    if (runs.size() > 1) {
+        QString text = tr("Delete these %n runs?", nullptr, int(runs.size()));
+        if (active > 0)
+            text += QLatin1Char(' ') +
+                    tr("%n of them are still queued or running: they are stopped first.", nullptr,
+                       int(active));
+        box.setText(text);
+    } else if (is_active(runs.front()->state)) {
+        box.setText(
+            tr("“%1” is still %2. Stop it and delete it?")
+                .arg(runs.front()->name, QString::fromUtf8(to_string(runs.front()->state))));
     } else {
-        box.setText(tr("Delete “%1”?").arg(run->name));
+        box.setText(tr("Delete “%1”?").arg(runs.front()->name));
     }
     box.setInformativeText(
-        tr("Its curves and figures leave this session; export them first to keep them."));
+        runs_.store() != nullptr
+            ? tr("They are deleted from the run store for good; export them first (File ▸ Export "
+                 "Selected Runs) to keep a copy.")
+            : tr("Their curves and figures leave this session; export them first to keep them."));
     QPushButton* remove = box.addButton(tr("Delete"), QMessageBox::DestructiveRole);
     box.addButton(QMessageBox::Cancel);
     box.setDefaultButton(QMessageBox::Cancel);
     box.exec();
     if (box.clickedButton() == remove)
-        runs_.remove(id);
+        for (const int id : ids)
+            runs_.remove(id);
 }
 
 void RunTableView::updateActions() {
-    const RunRecord* run = runs_.find(selectedRunId());
+    const std::vector<int> ids = selectedRunIds();
     for (QAction* action : actions())
-        action->setEnabled(run != nullptr);
-    if (run == nullptr)
+        action->setEnabled(!ids.empty());
+    if (ids.empty())
         return;
-    stop_action_->setEnabled(is_active(run->state));
-    baseline_action_->setText(runs_.baseline() == run->id ? tr("Clear &baseline")
-                                                          : tr("Set as &baseline"));
-    visibility_action_->setText(run->visible ? tr("&Hide on charts") : tr("&Show on charts"));
+    const bool one = ids.size() == 1;
+    for (QAction* single : {rename_action_, tags_action_, baseline_action_, new_experiment_action_})
+        single->setEnabled(one);
+    const auto any = [&](auto&& test) {
+        return std::any_of(ids.begin(), ids.end(), [&](int id) {
+            const RunRecord* run = runs_.find(id);
+            return run != nullptr && test(*run);
+        });
+    };
+    stop_action_->setEnabled(any([](const RunRecord& run) { return is_active(run.state); }));
+    baseline_action_->setText(runs_.baseline() == ids.front() && one ? tr("Clear &baseline")
+                                                                     : tr("Set as &baseline"));
+    visibility_action_->setText(any([](const RunRecord& run) { return !run.visible; })
+                                    ? tr("&Show on charts")
+                                    : tr("&Hide on charts"));
 }
 
 void RunTableView::contextMenuEvent(QContextMenuEvent* event) {
+    // A right click on a selected row keeps the selection (to act on all of it); on another
+    // row it selects that row.
     const QModelIndex index = indexAt(event->pos());
-    if (index.isValid())
+    if (index.isValid() && !selectionModel()->isRowSelected(index.row()))
         selectRow(index.row());
     if (selectedRunId() == 0)
         return;
     QMenu menu(this);
     menu.addAction(rename_action_);
+    menu.addAction(tags_action_);
     menu.addAction(stop_action_);
     menu.addSeparator();
     menu.addAction(baseline_action_);

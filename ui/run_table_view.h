@@ -2,38 +2,52 @@
 
 #include <QTableView>
 
+#include <vector>
+
 class QAction;
 
 namespace scalelab {
 
 class RunCollection;
+class RunFilter;
 class RunTableModel;
 class RunTableStyleModel;
 
-// The run table: one row per run of a RunTableModel, the run's colour in front of its name, a
-// progress bar in the status column, rows selected whole.
+// The run table: one row per run of a RunTableModel that its RunFilter lets through, the run's
+// colour in front of its name, a progress bar in the status column, rows selected whole (one or
+// several). The tags column is shown while some run has tags.
 //
 // The context menu (and the table's keyboard shortcuts: F2 renames, Delete deletes) acts on the
-// selected run: rename in place, stop, delete (after asking), set or clear the baseline, start a
-// new experiment from the run's settings, show or hide it on the charts. Stopping and starting a
-// new experiment are the window's business and leave through signals; the rest changes the
-// RunCollection directly.
+// selected runs: rename in place, edit tags, set or clear the baseline and start a new
+// experiment from the run's settings (one run); stop, show or hide on the charts, delete (after
+// asking) (every selected run). Stopping and starting a new experiment are the window's business
+// and leave through signals; the rest changes the RunCollection directly.
 class RunTableView : public QTableView {
     Q_OBJECT
 
   public:
     RunTableView(RunCollection& runs, RunTableModel& model, QWidget* parent = nullptr);
 
-    // The selected run's id; 0 when none is selected.
+    // The rows shown: set it to filter the table (the window's filter bar does).
+    RunFilter& filter() { return *filter_; }
+
+    // The selected run's id (the current one when several are selected); 0 when none is.
     int selectedRunId() const;
+    // Every selected run's id, in table order.
+    std::vector<int> selectedRunIds() const;
+    // Selects this run alone; clears the selection when it is not shown.
     void selectRun(int id);
+    void selectRuns(const std::vector<int>& ids);
 
   public slots:
     // Starts editing the run's name in place.
     void renameRun(int id);
-    // Asks whether to delete the run (saying so when it is still queued or running), then
-    // removes it from the collection.
-    void deleteRun(int id);
+    // Asks for the run's tags, separated by commas.
+    void editTags(int id);
+    // Asks whether to delete the runs (saying so when one is still queued or running, and
+    // whether they leave the run store), then removes them from the collection.
+    void deleteRuns(const std::vector<int>& ids);
+    void deleteRun(int id) { deleteRuns({id}); }
 
   signals:
     void stopRequested(int id);
@@ -45,13 +59,19 @@ class RunTableView : public QTableView {
   private:
     QAction* addRunAction(const QString& text, const QString& objectName);
     void updateActions();
+    // The tags column takes room only while some run has tags.
+    void updateTagsColumn();
     void setColumnWidths();
+    // The view's index of run `id` in `column`; invalid when the filter hides it.
+    QModelIndex indexOfRun(int id, int column) const;
 
     RunCollection& runs_;
     RunTableModel& model_;
+    RunFilter* filter_ = nullptr;
     RunTableStyleModel* style_model_ = nullptr;
 
     QAction* rename_action_ = nullptr;
+    QAction* tags_action_ = nullptr;
     QAction* stop_action_ = nullptr;
     QAction* delete_action_ = nullptr;
     QAction* baseline_action_ = nullptr;

@@ -8,6 +8,7 @@
 #include "cli/bench_command.h"
 #include "cli/exit_codes.h"
 #include "cli/report_problems.h"
+#include "cli/runs_command.h"
 #include "cli/train_command.h"
 
 namespace {
@@ -15,6 +16,8 @@ namespace {
 constexpr const char* usage =
     "Usage:\n"
     "  scalelab-cli train [flags]        train one run, print a summary line per epoch\n"
+    "  scalelab-cli runs list|show|export|import|delete [flags]\n"
+    "                                    the runs kept in the run store\n"
     "  scalelab-cli bench train [flags]  measure training throughput (images/s, GFLOP/s)\n"
     "  scalelab-cli bench sgemm [flags]  measure the fp32 matrix-multiply peak (GFLOP/s)\n"
     "  scalelab-cli bench allreduce [flags]\n"
@@ -22,7 +25,8 @@ constexpr const char* usage =
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"
-    "'scalelab-cli train --help' or 'scalelab-cli bench --help' for each command's flags.\n"
+    "'scalelab-cli train --help', 'scalelab-cli runs --help' or 'scalelab-cli bench --help'\n"
+    "for each command's flags.\n"
     "\n"
     "Exit codes: 0 finished or reached the target, 1 failed, 2 bad input (nothing run),\n"
     "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C).\n";
@@ -49,6 +53,8 @@ int main(int argc, char** argv) {
         }
         if (command == "train")
             return run_train_command(rest);
+        if (command == "runs")
+            return run_runs_command(rest);
         if (command == "bench")
             return run_bench_command(rest);
     } catch (const std::exception& error) {
@@ -57,6 +63,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "scalelab-cli: internal error: %s\n", error.what());
         return exit_failed;
     }
-    return report_problems({"unknown command '" + command + "': use train or bench"},
+    return report_problems({"unknown command '" + command + "': use train, runs or bench"},
                            "scalelab-cli --help");
 }

@@ -26,4 +26,10 @@ int report_error(const Error& error, const std::string& help_command) {
     return exit_code_for(error);
 }
 
+int exit_code_for(const StoreError& error) {
+    const bool write_failed =
+        error.kind() == StoreError::Kind::DiskFull || error.kind() == StoreError::Kind::WriteFailed;
+    return write_failed ? exit_failed : exit_bad_input;
+}
+
 }  // namespace scalelab::cli

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "error.h"
+#include "run_store.h"
 
 namespace scalelab::cli {
 
@@ -17,5 +18,9 @@ int exit_code_for(const Error& error);
 
 // Reports `error` as report_problems does and returns exit_code_for(error).
 int report_error(const Error& error, const std::string& help_command);
+
+// The exit code for a run store's error: a store that cannot be opened or read, or a run id
+// that is not in it, is bad input; a write that failed (a full disk) is the machine's.
+int exit_code_for(const StoreError& error);
 
 }  // namespace scalelab::cli

@@ -4,8 +4,12 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <QDir>
+#include <QStringList>
+
 #include <chrono>
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 #include "cli/exit_codes.h"
@@ -13,11 +17,14 @@
 #include "cli/log_setup.h"
 #include "cli/metrics_jsonl_sink.h"
 #include "cli/progress_printer.h"
+#include "cli/recording_guard.h"
 #include "cli/report_problems.h"
 #include "cli/sink_fanout.h"
 #include "cli/train_options.h"
 #include "data/load.h"
 #include "error.h"
+#include "run_recorder.h"
+#include "run_store.h"
 #include "train/dataset_request.h"
 #include "train/trainer.h"
 
@@ -53,6 +60,29 @@ void print_run_header(const RunSpec& spec, const data::TrainTest& data) {
     std::fflush(stdout);
 }
 
+int report_store_error(const StoreError& error) {
+    report_problems({std::string(error.what()) + " (check --store, or train with --no-store)"},
+                    help_command);
+    return cli::exit_code_for(error);
+}
+
+// Marks the run failed through the command's own connection. Best effort: the store may be
+// what failed, and then the run shows as interrupted once this process is gone.
+void record_failure(RunStore& store, std::int64_t run_id, const std::string& message) {
+    try {
+        store.mark_ended(run_id, RunState::Failed, QString::fromStdString(message));
+    } catch (const StoreError& error) {
+        spdlog::warn("could not record that the run failed: {}", error.what());
+    }
+}
+
+QStringList tag_list(const std::vector<std::string>& tags) {
+    QStringList list;
+    for (const std::string& tag : tags)
+        list.append(QString::fromStdString(tag));
+    return list;
+}
+
 }  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
@@ -80,6 +110,16 @@ int run_train_command(const std::vector<std::string>& args) {
         }
     }
 
+    std::unique_ptr<RunStore> store;
+    if (!options.no_store) {
+        try {
+            store = RunStore::open(options.store.empty() ? RunStore::default_path()
+                                                         : QString::fromStdString(options.store));
+        } catch (const StoreError& error) {
+            return report_store_error(error);
+        }
+    }
+
     data::TrainTest data;
     try {
         const auto start = std::chrono::steady_clock::now();
@@ -95,20 +135,55 @@ int run_train_command(const std::vector<std::string>& args) {
     std::vector<MetricsSink*> sinks{&printer};
     if (metrics_file)
         sinks.push_back(&*metrics_file);
-    SinkFanout sink(sinks);
+
+    // The run is created once its data is there, so that a wrong dataset leaves no run behind.
+    std::int64_t run_id = 0;
+    std::optional<RunRecorder> recorder;
+    if (store) {
+        try {
+            run_id = store->create_run(spec, QString::fromStdString(options.name),
+                                       tag_list(options.tags));
+        } catch (const StoreError& error) {
+            return report_store_error(error);
+        }
+        recorder.emplace(store->path(), run_id);
+        sinks.push_back(&*recorder);
+    }
+    SinkFanout fanout(sinks);
+    std::optional<RecordingGuard> guard;
+    if (recorder)
+        guard.emplace(fanout, *recorder);
+    MetricsSink& sink = guard ? static_cast<MetricsSink&>(*guard) : fanout;
 
     std::optional<Trainer> trainer;
     try {
         trainer.emplace(spec, data, sink);
     } catch (const Error& error) {
+        // The store keeps what happened to the run it listed: it failed before its first step.
+        if (store)
+            record_failure(*store, run_id, error.what());
         return report_error(error, help_command);
     }
+    if (guard)
+        guard->guard(*trainer);
     InterruptWatcher interrupt_watcher([&trainer] {
         spdlog::warn("interrupted: stopping before the next step (Ctrl-C again to quit now)");
         trainer->cancel();
     });
     print_run_header(spec, data);  // after the watcher: from this line on, Ctrl-C cancels
     const RunEnd end = trainer->run();
+    if (!recorder)
+        return exit_code_for(end.status);
+
+    recorder->flush();
+    if (const auto reason = recorder->failure()) {
+        const std::string message = reason->toStdString();
+        record_failure(*store, run_id, message);
+        std::fprintf(stderr, "error: %s\n", message.c_str());
+        return exit_failed;
+    }
+    fmt::print("recorded as run {} in {} (scalelab-cli runs show {})\n", run_id,
+               QDir::toNativeSeparators(store->path()).toStdString(), run_id);
     return exit_code_for(end.status);
 }
 

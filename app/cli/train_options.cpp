@@ -1,5 +1,6 @@
 #include "cli/train_options.h"
 
+#include <QDir>
 #include <QFile>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "enum_names.h"
 #include "error.h"
 #include "run_spec_json.h"
+#include "run_store.h"
 
 namespace scalelab::cli {
 
@@ -155,7 +157,7 @@ const std::vector<TrainFlag>& train_flags() {
                           optimiser = "Optimiser", adaptive = "LARS, LAMB, NovoGrad and AdamW",
                           schedule = "Learning-rate schedule", warmup = "Warm-up",
                           measure = "Measurements", machine = "Reproducibility and machine",
-                          stop = "Early stop", io = "Input and output";
+                          stop = "Early stop", io = "Input and output", store = "Run store";
         return std::vector<TrainFlag>{
             string_flag("model", "NAME",
                         join(model_names(), "|") + " (default " + defaults.model + ")", model,
@@ -302,6 +304,35 @@ const std::vector<TrainFlag>& train_flags() {
             double_flag("target-accuracy", "validation accuracy to stop at, 0 for none", stop,
                         &RunSpec::target_accuracy),
             int_flag("patience", "epochs in a row the target must hold", stop, &RunSpec::patience),
+            {{"store", "FILE",
+              "the SQLite run store to record the run in (default " +
+                  QDir::toNativeSeparators(RunStore::default_path()).toStdString() + ")",
+              store},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 if (value.empty())
+                     return "--store needs a file name";
+                 options.store = value;
+                 return {};
+             }},
+            {{"no-store", "", "do not record the run", store},
+             [](const std::string&, TrainOptions& options) -> std::string {
+                 options.no_store = true;
+                 return {};
+             }},
+            {{"name", "NAME", "the run's name in the store (default: run <its id>)", store},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 if (value.empty())
+                     return "--name needs a name";
+                 options.name = value;
+                 return {};
+             }},
+            {{"tag", "TAG", "a tag for the run in the store; repeat for more tags", store},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 if (value.empty())
+                     return "--tag needs a tag";
+                 options.tags.push_back(value);
+                 return {};
+             }},
             {{"config", "FILE", "read the run spec from a JSON file first; flags override it", io},
              {}},
             {{"metrics-out", "FILE", "write step, epoch and end rows to FILE as JSON lines", io},
@@ -386,6 +417,9 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
         parsed.options.help = true;
         return parsed;
     }
+    if (flags.has("no-store") && (flags.has("store") || flags.has("name") || flags.has("tag")))
+        parsed.problems.push_back(
+            "--store, --name and --tag are about recording the run: drop them or --no-store");
     if (flags.has("warmup-epochs") && flags.has("warmup-steps"))
         parsed.problems.push_back("give --warmup-epochs or --warmup-steps, not both");
     const bool both_batches = flags.has("batch") && flags.has("global-batch");
@@ -415,7 +449,9 @@ std::string train_help() {
         "scalelab-cli train [flags]",
         "Trains one model on one or more CPU devices (data parallel, with DDP's semantics) and\n"
         "prints a summary line per epoch (and a progress bar on a terminal). --batch is per\n"
-        "device; the global batch is devices x batch x accumulation.",
+        "device; the global batch is devices x batch x accumulation. The run is recorded in\n"
+        "the run store as it trains (see 'scalelab-cli runs --help'), where the desktop app\n"
+        "shows it too.",
         flags_only(),
         "Examples:\n"
         "  scalelab-cli train --model cnn --epochs 2 --batch 128 --lr 0.05\n"
@@ -424,6 +460,7 @@ std::string train_help() {
         "      --warmup gradual --warmup-epochs 2 --optimizer lars\n"
         "  scalelab-cli train --dataset synthetic --model mlp --metrics-out run.jsonl\n"
         "  scalelab-cli train --config run.json --epochs 5\n"
+        "  scalelab-cli train --name baseline --tag sweep-1 --store lab.sqlite\n"
         "\n"
         "Exit codes: 0 finished or reached the target, 1 failed, 2 bad input (nothing run),\n"
         "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C).");

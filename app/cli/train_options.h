@@ -11,6 +11,11 @@ namespace scalelab::cli {
 struct TrainOptions {
     RunSpec spec;             // the --config file (if any), then the flags on top of it
     std::string metrics_out;  // JSONL file for start, step, epoch and end rows; empty: none
+    // The run store the run is recorded in (--store); empty: RunStore::default_path().
+    std::string store;
+    bool no_store = false;          // --no-store: record nothing
+    std::string name;               // --name: the run's name in the store; empty: the store's
+    std::vector<std::string> tags;  // --tag, repeatable
     // --global-batch: images per step over all devices and micro-batches; 0 when not given.
     // When given, spec.batch is global_batch / (devices * accumulation).
     int global_batch = 0;

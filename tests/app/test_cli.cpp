@@ -1,3 +1,4 @@
+#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -7,6 +8,14 @@
 #include <QtTest>
 
 #include <signal.h>
+#include <sys/resource.h>
+
+#include <memory>
+
+#include "run_store.h"
+
+using scalelab::RunState;
+using scalelab::RunStore;
 
 namespace {
 
@@ -20,6 +29,7 @@ struct CliResult {
 CliResult run_cli(const QStringList& args, int timeout_ms = 120'000) {
     QProcess process;
     process.start(SCALELAB_CLI_PATH, args);
+    process.closeWriteChannel();  // stdin: an empty pipe, not a terminal
     CliResult result;
     if (!process.waitForFinished(timeout_ms)) {
         process.kill();
@@ -65,16 +75,59 @@ void write_file(const QString& path, const QByteArray& content) {
     file.write(content);
 }
 
+QByteArray file_bytes(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// The last step row a --metrics-out file holds, and the step from which its last
+// `seconds_back` seconds of training began (the step times summed backwards).
+struct LastSteps {
+    qint64 last = 0;
+    qint64 since = 0;
+};
+LastSteps last_steps(const QList<QJsonObject>& rows, double seconds_back) {
+    const QList<QJsonObject> steps = rows_of_type(rows, "step");
+    LastSteps out;
+    if (steps.isEmpty())
+        return out;
+    out.last = steps.back()["step"].toInteger();
+    double seconds = 0;
+    for (auto it = steps.rbegin(); it != steps.rend() && seconds < seconds_back; ++it) {
+        seconds += (*it)["seconds"].toDouble();
+        out.since = (*it)["step"].toInteger();
+    }
+    return out;
+}
+
+std::int64_t last_stored_step(const RunStore& store, std::int64_t id) {
+    const std::vector<scalelab::MetricRow> rows = store.metrics(id);
+    return rows.empty() ? 0 : rows.back().step;
+}
+
 }  // namespace
 
-#define QVERIFY_EXIT(result, code)                              \
-    QVERIFY2(!(result).crashed && (result).exit_code == (code), \
-             qPrintable(QString("exit %1, stderr: %2").arg((result).exit_code).arg((result).err)))
+// `result` is evaluated once: it may be the run_cli call itself.
+#define QVERIFY_EXIT(result, code)                                                               \
+    do {                                                                                         \
+        const CliResult& checked = (result);                                                     \
+        QVERIFY2(                                                                                \
+            !checked.crashed && checked.exit_code == (code),                                     \
+            qPrintable(QString("exit %1, stderr: %2").arg(checked.exit_code).arg(checked.err))); \
+    } while (false)
 
 class TestCli : public QObject {
     Q_OBJECT
 
+    // Runs without --store go to the default store: one of the test's own, never the user's.
+    QTemporaryDir data_home_;
+
   private slots:
+    void initTestCase() {
+        QVERIFY(data_home_.isValid());
+        qputenv("XDG_DATA_HOME", QFile::encodeName(data_home_.path()));
+    }
+
     void help_and_version_exit_zero() {
         CliResult r = run_cli({"--help"});
         QVERIFY_EXIT(r, 0);
@@ -336,6 +389,309 @@ class TestCli : public QObject {
         QVERIFY(!rows.isEmpty());
         QCOMPARE(rows.back()["type"].toString(), QString("end"));
         QCOMPARE(rows.back()["status"].toString(), QString("diverged"));
+    }
+
+    void runs_help_lists_the_subcommands() {
+        CliResult r = run_cli({"runs", "--help"});
+        QVERIFY_EXIT(r, 0);
+        for (const char* word : {"list", "show", "export", "import", "delete", "runs.sqlite"})
+            QVERIFY2(r.out.contains(word), word);
+        r = run_cli({"runs", "export", "--help"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(r.out.contains("--output") && r.out.contains("--csv") && r.out.contains("--store"));
+        r = run_cli({"train", "--help"});
+        QVERIFY_EXIT(r, 0);
+        for (const char* flag : {"--store", "--no-store", "--name", "--tag"})
+            QVERIFY2(r.out.contains(flag), flag);
+        // The default store's place, under this test's XDG_DATA_HOME.
+        QVERIFY2(r.out.contains(data_home_.path()), qPrintable(r.out));
+    }
+
+    void runs_bad_input_exits_2_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no subcommand") << QStringList{"runs"} << "list, show";
+        QTest::newRow("unknown subcommand") << QStringList{"runs", "purge"} << "'purge'";
+        QTest::newRow("show without id") << QStringList{"runs", "show"} << "needs a run id";
+        QTest::newRow("show two ids") << QStringList{"runs", "show", "1", "2"} << "one run";
+        QTest::newRow("id not a number")
+            << QStringList{"runs", "show", "first"} << "'first' is not a run id";
+        QTest::newRow("export without -o") << QStringList{"runs", "export", "1"} << "-o FILE";
+        QTest::newRow("import without file") << QStringList{"runs", "import"} << "one file";
+        QTest::newRow("list with an id") << QStringList{"runs", "list", "3"} << "'3'";
+        QTest::newRow("no-store with a name")
+            << QStringList{"train", "--no-store", "--name", "x"} << "--no-store";
+        QTest::newRow("missing import file")
+            << QStringList{"runs", "import", "/nonexistent/runs.scalelab.json"}
+            << "/nonexistent/runs.scalelab.json";
+    }
+    void runs_bad_input_exits_2() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        QTemporaryDir dir;
+        const CliResult r = run_cli(args + QStringList{"--store", dir.filePath("runs.sqlite")});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains(message), qPrintable(r.err));
+    }
+
+    void trained_run_is_listed_and_shown() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        CliResult r =
+            run_cli(small_synthetic_run + QStringList{"--store", store, "--name", "mlp, small",
+                                                      "--tag", "smoke", "--tag", "ci"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("recorded as run 1 in"), qPrintable(r.out));
+
+        r = run_cli({"runs", "list", "--store", store});
+        QVERIFY_EXIT(r, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 2);
+        for (const char* header : {"id", "name", "state", "global batch", "best val acc"})
+            QVERIFY2(lines[0].contains(header), header);
+        for (const char* cell : {"mlp, small", "finished", "mlp", "64", "sgd"})
+            QVERIFY2(lines[1].contains(cell), qPrintable(lines[1]));
+
+        r = run_cli({"runs", "list", "--json", "--store", store});
+        QVERIFY_EXIT(r, 0);
+        const QJsonObject row = QJsonDocument::fromJson(r.out.toUtf8()).object();
+        QCOMPARE(row["id"].toInt(), 1);
+        QCOMPARE(row["name"].toString(), QString("mlp, small"));
+        QCOMPARE(row["tags"].toArray(), (QJsonArray{"smoke", "ci"}));
+        QCOMPARE(row["state"].toString(), QString("finished"));
+        QCOMPARE(row["global_batch"].toInt(), 64);
+        QCOMPARE(row["steps"].toInt(), 8);
+        QVERIFY(row["best_val_accuracy"].toDouble() > 0);
+
+        r = run_cli({"runs", "show", "1", "--store", store});
+        QVERIFY_EXIT(r, 0);
+        for (const char* part : {"run 1: mlp, small", "smoke, ci", "synthetic_train: 512",
+                                 "configuration:", "step 8, 1 epoch", "best val acc:"})
+            QVERIFY2(r.out.contains(part), qPrintable(part + QString(" not in:\n") + r.out));
+    }
+
+    void runs_go_to_the_default_store_unless_told() {
+        CliResult r = run_cli(small_synthetic_run + QStringList{"--name", "to the default"});
+        QVERIFY_EXIT(r, 0);
+        r = run_cli(small_synthetic_run + QStringList{"--no-store"});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY(!r.out.contains("recorded as run"));
+        r = run_cli({"runs", "list", "--json"});
+        QVERIFY_EXIT(r, 0);
+        const QStringList names = [&] {
+            QStringList out;
+            for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts))
+                out.append(QJsonDocument::fromJson(line.toUtf8()).object()["name"].toString());
+            return out;
+        }();
+        QVERIFY2(names.contains("to the default"), qPrintable(r.out));
+        QCOMPARE(names.count("to the default"), 1);
+    }
+
+    void export_import_round_trip() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite"), other = dir.filePath("other.sqlite");
+        QVERIFY_EXIT(run_cli(small_synthetic_run + QStringList{"--store", store}), 0);
+        {
+            // A second run, cancelled before it started: no metrics.
+            scalelab::RunSpec spec;
+            spec.lr = 0.1;
+            const std::unique_ptr<RunStore> runs = RunStore::open(store);
+            runs->mark_ended(runs->create_run(spec, "never started"), RunState::Cancelled,
+                             "stopped while queued");
+        }
+
+        const QString file = dir.filePath("two.scalelab.json");
+        CliResult r = run_cli({"runs", "export", "1", "2", "-o", file, "--store", store});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("exported 2 runs"), qPrintable(r.out));
+        r = run_cli({"runs", "import", file, "--store", other});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("imported run 1") && r.out.contains("imported run 2"),
+                 qPrintable(r.out));
+        // Imported again: new runs beside the first copies, nothing overwritten.
+        r = run_cli({"runs", "import", file, "--store", other});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("imported run 3") && r.out.contains("imported run 4"),
+                 qPrintable(r.out));
+
+        // The copies export to the same runs, every row included.
+        const QString again = dir.filePath("again.scalelab.json");
+        QVERIFY_EXIT(run_cli({"runs", "export", "3", "4", "--output", again, "--store", other}), 0);
+        const QJsonArray first =
+            QJsonDocument::fromJson(file_bytes(file)).object()["runs"].toArray();
+        const QJsonArray second =
+            QJsonDocument::fromJson(file_bytes(again)).object()["runs"].toArray();
+        QCOMPARE(second.size(), 2);
+        QCOMPARE(second, first);
+        QCOMPARE(first[1].toObject()["config"].toObject()["lr"].toDouble(), 0.1);
+
+        const QString csv = dir.filePath("metrics.csv");
+        QVERIFY_EXIT(run_cli({"runs", "export", "1", "--csv", "-o", csv, "--store", store}), 0);
+        const QStringList lines =
+            QString::fromUtf8(file_bytes(csv)).split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.front(), QString("run,run_id,step,epoch,wall_time_s,metric,value"));
+        qsizetype rows = 0;
+        for (const QJsonValue& curve : first[0].toObject()["metrics"].toObject())
+            rows += curve.toArray().size();
+        QVERIFY(rows > 0);
+        QCOMPARE(lines.size(), rows + 1);
+    }
+
+    void delete_asks_or_needs_yes() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        {
+            const std::unique_ptr<RunStore> runs = RunStore::open(store);
+            for (const char* name : {"first", "second"})
+                runs->mark_ended(runs->create_run({}, name), RunState::Finished, {});
+        }
+
+        CliResult r = run_cli({"runs", "delete", "1", "--store", store});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains("--yes"), qPrintable(r.err));
+        r = run_cli({"runs", "delete", "1", "3", "--yes", "--store", store});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains("no run 3"), qPrintable(r.err));
+        QCOMPARE(RunStore::open(store)->list_runs().size(), std::size_t(2));
+
+        r = run_cli({"runs", "delete", "1", "--yes", "--store", store});
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("deleted 1 run"), qPrintable(r.out));
+        const std::vector<scalelab::StoredRun> left = RunStore::open(store)->list_runs();
+        QCOMPARE(left.size(), std::size_t(1));
+        QCOMPARE(left.front().id, std::int64_t(2));
+        QVERIFY_EXIT(run_cli({"runs", "show", "1", "--store", store}), 2);
+    }
+
+    void unknown_ids_and_malformed_imports_change_nothing() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        QVERIFY_EXIT(run_cli(small_synthetic_run + QStringList{"--store", store}), 0);
+        const QString file = dir.filePath("out.scalelab.json");
+        CliResult r = run_cli({"runs", "export", "1", "7", "-o", file, "--store", store});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains("no run 7"), qPrintable(r.err));
+        QVERIFY(!QFile::exists(file));
+
+        QVERIFY_EXIT(run_cli({"runs", "export", "1", "-o", file, "--store", store}), 0);
+        // A second copy of the run whose last loss row goes back a step: the file is refused.
+        QJsonObject document = QJsonDocument::fromJson(file_bytes(file)).object();
+        QJsonArray runs = document["runs"].toArray();
+        QJsonObject broken = runs[0].toObject();
+        QJsonObject metrics = broken["metrics"].toObject();
+        QJsonArray loss = metrics["train_loss"].toArray();
+        loss.append(loss.first());
+        metrics["train_loss"] = loss;
+        broken["metrics"] = metrics;
+        runs.append(broken);
+        document["runs"] = runs;
+        const QString bad = dir.filePath("bad.scalelab.json");
+        write_file(bad, QJsonDocument(document).toJson());
+        r = run_cli({"runs", "import", bad, "--store", store});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains("run 2") && r.err.contains("metrics.train_loss row 9") &&
+                     r.err.contains("nothing was imported"),
+                 qPrintable(r.err));
+        QCOMPARE(RunStore::open(store)->list_runs().size(), std::size_t(1));
+    }
+
+    void corrupt_store_exits_2_and_stays_as_it_was() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        QByteArray garbage;
+        for (int i = 0; i < 512; ++i)
+            garbage += "this is not an SQLite database. ";
+        write_file(store, garbage);
+        for (const QStringList& args :
+             {QStringList{"runs", "list"}, QStringList{"runs", "show", "1"},
+              QStringList{"runs", "import", dir.filePath("missing.scalelab.json")},
+              small_synthetic_run}) {
+            const CliResult r = run_cli(args + QStringList{"--store", store});
+            QVERIFY_EXIT(r, 2);
+            QVERIFY2(r.err.contains(store), qPrintable(r.err));
+            QVERIFY2(!r.out.contains("training"), "train stops before it loads data");
+            QCOMPARE(file_bytes(store), garbage);
+        }
+    }
+
+    // A write to the store that fails (here: the file size limit, as a full disk would) stops
+    // the run, which ends as failed with the reason: exit 1.
+    void failed_recording_stops_the_run() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        QProcess process;
+        process.setChildProcessModifier([] {
+            const rlimit limit{96 * 1024, 96 * 1024};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
+        });
+        process.start(SCALELAB_CLI_PATH, {"train", "--dataset", "synthetic", "--synthetic-train",
+                                          "2048", "--synthetic-test", "256", "--model", "mlp",
+                                          "--epochs", "1000", "--batch", "16", "--store", store});
+        QVERIFY(process.waitForFinished(60'000));
+        const QString out = QString::fromUtf8(process.readAllStandardOutput());
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QVERIFY2(process.exitCode() == 1, qPrintable(err));
+        // The reason names the store, on stderr and on the run's last line.
+        QVERIFY2(err.contains("error: ") && err.contains(store), qPrintable(err));
+        QVERIFY2(out.contains("failed at epoch") && out.contains(store), qPrintable(out));
+        const scalelab::StoredRun run = RunStore::open(store)->run(1);
+        QVERIFY2(run.state == RunState::Failed || run.state == RunState::Interrupted,
+                 qPrintable(QString::fromUtf8(scalelab::to_string(run.state))));
+    }
+
+    // Killed without warning, a recording run keeps what was committed up to about the last
+    // second (the recorder commits at least once a second) and is found interrupted.
+    void killed_run_is_interrupted_with_its_metrics() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite"), metrics = dir.filePath("m.jsonl");
+        QProcess process;
+        process.start(SCALELAB_CLI_PATH,
+                      {"train", "--dataset", "synthetic", "--synthetic-train", "2048",
+                       "--synthetic-test", "256", "--model", "mlp", "--epochs", "1000", "--batch",
+                       "16", "--store", store, "--metrics-out", metrics});
+        // The header line comes once the store is open and the run created.
+        QVERIFY(process.waitForReadyRead(60'000));
+        QVERIFY(QString(process.readLine()).startsWith("training"));
+        {
+            const std::unique_ptr<RunStore> watcher = RunStore::open(store);
+            QTRY_VERIFY_WITH_TIMEOUT(last_stored_step(*watcher, 1) > 0, 20'000);
+            // Some more commits, so that the kill lands well into the run.
+            QElapsedTimer recording;
+            recording.start();
+            QTRY_VERIFY_WITH_TIMEOUT(recording.elapsed() > 2500, 10'000);
+            QCOMPARE(watcher->run(1).state, RunState::Running);
+        }
+        process.kill();
+        QVERIFY(process.waitForFinished(10'000));
+        QCOMPARE(process.exitStatus(), QProcess::CrashExit);
+
+        const std::unique_ptr<RunStore> store_after = RunStore::open(store);
+        const scalelab::StoredRun run = store_after->run(1);
+        QCOMPARE(run.state, RunState::Interrupted);
+        const std::int64_t stored = last_stored_step(*store_after, 1);
+        QCOMPARE(run.steps, stored);
+        // The process reached at least the last step its JSONL file holds (rows are buffered,
+        // so a few more may be lost); what the store lacks is at most the last second or so
+        // of steps: one commit interval, and one more for a writer thread kept waiting on this
+        // shared machine.
+        const LastSteps reached = last_steps(read_rows(metrics), 2.0);
+        QVERIFY2(reached.last > 0, "the JSONL file holds no step");
+        QVERIFY2(stored <= reached.last + 64, qPrintable(QString::number(stored)));
+        QVERIFY2(stored >= reached.since,
+                 qPrintable(QStringLiteral("stored up to step %1; the process reached step %2 "
+                                           "and was at step %3 two seconds before")
+                                .arg(stored)
+                                .arg(reached.last)
+                                .arg(reached.since)));
+        // Every step up to the last one stored has its rows.
+        const std::vector<scalelab::MetricRow> rows = store_after->metrics(1);
+        const auto losses = std::count_if(rows.begin(), rows.end(), [](const auto& row) {
+            return row.metric == scalelab::Metric::TrainLoss;
+        });
+        QCOMPARE(std::int64_t(losses), stored);
     }
 
     void ctrl_c_cancels_with_exit_130() {

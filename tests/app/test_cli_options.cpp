@@ -4,6 +4,7 @@
 #include "cli/bench_options.h"
 #include "cli/bench_sgemm_options.h"
 #include "cli/flag_values.h"
+#include "cli/runs_options.h"
 #include "cli/train_options.h"
 
 using namespace scalelab::cli;
@@ -501,6 +502,66 @@ class TestCliOptions : public QObject {
         QVERIFY(!parse_double("inf"));
         QCOMPARE(parse_int_list(""), std::optional<std::vector<int>>(std::vector<int>{}));
         QCOMPARE(number_text(0.05), std::string("0.05"));
+    }
+
+    void store_flags_name_and_tag_the_run() {
+        const auto parsed = parse_train_options(
+            {"--store", "lab.sqlite", "--name", "baseline", "--tag", "a", "--tag", "b c"});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        QCOMPARE(parsed.options.store, std::string("lab.sqlite"));
+        QCOMPARE(parsed.options.name, std::string("baseline"));
+        QCOMPARE(parsed.options.tags, (std::vector<std::string>{"a", "b c"}));
+        QVERIFY(!parsed.options.no_store);
+        QVERIFY(parse_train_options({"--no-store"}).options.no_store);
+        const auto both = parse_train_options({"--no-store", "--tag", "a"});
+        QVERIFY2(joined(both.problems).contains("--no-store"), qPrintable(joined(both.problems)));
+        QVERIFY(!parse_train_options({"--name", ""}).problems.empty());
+    }
+
+    void runs_operands_and_flags_come_in_any_order() {
+        const auto parsed = parse_runs_options(
+            RunsAction::Export, {"3", "-o", "out.scalelab.json", "4", "--store", "7", "3"});
+        QVERIFY2(parsed.problems.empty(), qPrintable(joined(parsed.problems)));
+        QCOMPARE(parsed.options.ids, (std::vector<std::int64_t>{3, 4}));  // repeats dropped
+        QCOMPARE(parsed.options.file, std::string("out.scalelab.json"));
+        QCOMPARE(parsed.options.store, std::string("7"));  // a flag's value, not a run id
+        QVERIFY(!parsed.options.csv);
+
+        const auto imported =
+            parse_runs_options(RunsAction::Import, {"--store=s.sqlite", "in.json"});
+        QVERIFY2(imported.problems.empty(), qPrintable(joined(imported.problems)));
+        QCOMPARE(imported.options.file, std::string("in.json"));
+        QCOMPARE(imported.options.store, std::string("s.sqlite"));
+        QVERIFY(parse_runs_options(RunsAction::Delete, {"2", "--yes"}).options.yes);
+        QVERIFY(parse_runs_options(RunsAction::List, {"--json"}).options.json);
+        QVERIFY(parse_runs_options(RunsAction::Show, {"-h"}).options.help);
+    }
+
+    void runs_operands_are_checked_data() {
+        QTest::addColumn<int>("action");
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("id 0") << int(RunsAction::Show) << QStringList{"0"} << "'0' is not a run id";
+        QTest::newRow("negative id")
+            << int(RunsAction::Delete) << QStringList{"-3", "--yes"} << "'-3'";
+        QTest::newRow("no id") << int(RunsAction::Delete) << QStringList{"--yes"}
+                               << "needs a run id";
+        QTest::newRow("two files")
+            << int(RunsAction::Import) << QStringList{"a", "b"} << "one file";
+        QTest::newRow("flag of another subcommand")
+            << int(RunsAction::List) << QStringList{"--csv"} << "unknown flag --csv";
+        QTest::newRow("-o without a file")
+            << int(RunsAction::Export) << QStringList{"1", "-o"} << "--output needs a value";
+    }
+    void runs_operands_are_checked() {
+        QFETCH(int, action);
+        QFETCH(QStringList, args);
+        QFETCH(QString, problem);
+        std::vector<std::string> words;
+        for (const QString& arg : args)
+            words.push_back(arg.toStdString());
+        const auto parsed = parse_runs_options(RunsAction(action), words);
+        QVERIFY2(joined(parsed.problems).contains(problem), qPrintable(joined(parsed.problems)));
     }
 };
 

@@ -16,6 +16,7 @@
 
 #include "experiment_form.h"
 #include "run_spec_json.h"
+#include "window_test_support.h"
 
 using scalelab::DeviceInventory;
 using scalelab::ExperimentForm;
@@ -23,15 +24,9 @@ using scalelab::GpuDescription;
 using scalelab::run_spec_json_keys;
 using scalelab::run_spec_to_json;
 using scalelab::RunSpec;
+using scalelab::testing::two_cpu_cores;
 
 namespace {
-
-DeviceInventory two_cores() {
-    DeviceInventory inventory;
-    inventory.cpu_cores = 2;
-    inventory.no_gpu_reason = "no CUDA backend in this build";
-    return inventory;
-}
 
 // A spec the form accepts on any machine: synthetic data needs no folder.
 RunSpec valid_spec() {
@@ -43,7 +38,7 @@ RunSpec valid_spec() {
 }
 
 // A form on screen (offscreen), showing valid_spec().
-std::unique_ptr<ExperimentForm> shown_form(const DeviceInventory& inventory = two_cores()) {
+std::unique_ptr<ExperimentForm> shown_form(const DeviceInventory& inventory = two_cpu_cores()) {
     auto form = std::make_unique<ExperimentForm>(inventory);
     form->resize(380, 900);
     form->setSpec(valid_spec());
@@ -184,7 +179,7 @@ class TestExperimentForm : public QObject {
 };
 
 void TestExperimentForm::everyRunSpecFieldHasANamedEditor() {
-    ExperimentForm form(two_cores());
+    ExperimentForm form(two_cpu_cores());
     for (const QString& key : run_spec_json_keys()) {
         QWidget* editor = form.field(key);
         QVERIFY2(editor, qPrintable(key));
@@ -464,7 +459,7 @@ void TestExperimentForm::everyValidateMessageHasItsField() {
     wrong_too.milestones = {0, 3, 2};
     wrong_too.ghost_batch = 5;
 
-    ExperimentForm form(two_cores());
+    ExperimentForm form(two_cpu_cores());
     QStringList fields = run_spec_json_keys();
     fields << "global_batch"
            << "data_dir";
@@ -644,7 +639,7 @@ void TestExperimentForm::startAndSweepEmitWhenValid() {
 }
 
 void TestExperimentForm::setSpecShowsEveryFieldExactly() {
-    ExperimentForm form(two_cores());
+    ExperimentForm form(two_cpu_cores());
     for (const RunSpec& spec : {RunSpec{}, valid_spec(), changed_spec()}) {
         form.setSpec(spec);
         QCOMPARE(run_spec_to_json(form.spec()), run_spec_to_json(spec));
@@ -665,7 +660,7 @@ void TestExperimentForm::savedConfigLoadsBackUnchanged() {
     QTemporaryDir dir;
     QVERIFY(dir.isValid());
     for (const RunSpec& spec : {RunSpec{}, changed_spec()}) {
-        ExperimentForm saver(two_cores());
+        ExperimentForm saver(two_cpu_cores());
         saver.setSpec(spec);
         const QString path = dir.filePath("experiment.json");
         QString error;
@@ -678,7 +673,7 @@ void TestExperimentForm::savedConfigLoadsBackUnchanged() {
         QVERIFY(content.contains("\n    \""));
         QCOMPARE(QJsonDocument::fromJson(content).object(), run_spec_to_json(spec));
 
-        ExperimentForm loader(two_cores());
+        ExperimentForm loader(two_cpu_cores());
         QVERIFY2(loader.loadConfig(path, &error), qPrintable(error));
         QCOMPARE(run_spec_to_json(loader.spec()), run_spec_to_json(spec));
     }
@@ -709,7 +704,7 @@ void TestExperimentForm::badConfigNamesTheFieldAndLeavesTheFormUnchanged() {
     QVERIFY(dir.isValid());
     const QString path = write_file(dir, "bad.json", content);
 
-    ExperimentForm form(two_cores());
+    ExperimentForm form(two_cpu_cores());
     form.setSpec(changed_spec());
     QString error;
     QVERIFY(!form.loadConfig(path, &error));

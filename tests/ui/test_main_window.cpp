@@ -24,20 +24,16 @@
 #include "run_table_model.h"
 #include "run_table_view.h"
 #include "short_runs.h"
+#include "window_test_support.h"
 
 using namespace scalelab;
 using scalelab::testing::endless_synthetic_run;
 using scalelab::testing::find_series;
+using scalelab::testing::on_next_dialog;
 using scalelab::testing::short_synthetic_run;
+using scalelab::testing::two_cpu_cores;
 
 namespace {
-
-DeviceInventory two_cores() {
-    DeviceInventory devices;
-    devices.cpu_cores = 2;
-    devices.no_gpu_reason = "no GPU in this test";
-    return devices;
-}
 
 bool all_ended(const RunCollection& runs) {
     for (int id : runs.ids())
@@ -51,16 +47,9 @@ QLineSeries* run_curve(ChartSurface& chart, int id) {
     return find_series(chart, ChartGrid::seriesKey(id, SeriesPart::Curve));
 }
 
-// Answers the next modal question box with `button` once it appears.
+// Answers the next question box with `button` once it appears.
 void answer_next_question(QMessageBox::StandardButton button) {
-    QTimer::singleShot(0, [button] {
-        for (QWidget* widget : QApplication::topLevelWidgets())
-            if (auto* box = qobject_cast<QMessageBox*>(widget); box && box->isVisible()) {
-                box->button(button)->click();
-                return;
-            }
-        answer_next_question(button);  // not shown yet
-    });
+    on_next_dialog<QMessageBox>([button](QMessageBox& box) { box.button(button)->click(); });
 }
 
 }  // namespace
@@ -76,7 +65,7 @@ class TestMainWindow : public QObject {
     void init() {
         controller_ = std::make_unique<RunController>();
         runs_ = std::make_unique<RunCollection>(*controller_);
-        window_ = std::make_unique<MainWindow>(*runs_, two_cores());
+        window_ = std::make_unique<MainWindow>(*runs_, two_cpu_cores());
         window_->show();
         QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
     }
@@ -92,7 +81,7 @@ class TestMainWindow : public QObject {
         QCOMPARE(QString::fromStdString(spec.dataset), QStringLiteral("fashion-mnist"));
         QCOMPARE(QString::fromStdString(spec.model), QStringLiteral("cnn"));
         QCOMPARE(spec.devices, 2);
-        QCOMPARE(MainWindow::defaultExperiment(two_cores()).devices, 2);
+        QCOMPARE(MainWindow::defaultExperiment(two_cpu_cores()).devices, 2);
     }
 
     void ctrlRStartsARunThatFillsTheChartsAndTheTable() {

@@ -1,0 +1,140 @@
+#pragma once
+
+#include <QDateTime>
+#include <QString>
+#include <QStringList>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+#include "run_record.h"
+
+namespace scalelab {
+
+// Why a store could not be opened or written. The message says what happened and what to do.
+class StoreError : public std::runtime_error {
+  public:
+    enum class Kind {
+        Unreadable,   // no permission, not a file, the folder does not exist
+        Corrupt,      // not an SQLite database, or one that fails its integrity check
+        Locked,       // another process holds a write lock past the busy timeout
+        NewerSchema,  // written by a newer ScaleLab: open it with that version
+        DiskFull,     // SQLITE_FULL while writing
+        WriteFailed,  // any other failed write
+        NotFound,     // a run id that is not in the store
+    };
+    StoreError(Kind kind, const QString& message)
+        : std::runtime_error(message.toStdString()), kind_(kind) {}
+    Kind kind() const { return kind_; }
+
+  private:
+    Kind kind_;
+};
+
+// One value of one curve of one stored run: the `metrics` table's row.
+struct MetricRow {
+    std::int64_t step = 0;
+    int epoch = 0;
+    double wall_time = 0;  // MetricPoint::seconds
+    Metric metric = Metric::TrainLoss;
+    double value = 0;
+};
+
+// What the run list shows without reading a run's metrics: the `runs` table's row.
+struct StoredRun {
+    std::int64_t id = 0;
+    QString name;
+    QStringList tags;
+    RunSpec spec;
+    RunState state = RunState::Queued;  // stored as "created" while queued
+    QString message;
+    RunInfo info;  // valid when started
+    bool started = false;
+    QString machine;  // host name and CPU/GPU description
+    QDateTime created;
+    QDateTime started_at;
+    QDateTime ended_at;
+    // Summary figures, kept up to date by the recorder so that listing needs no metric rows.
+    std::int64_t steps = 0;  // the last step recorded
+    int epochs = 0;          // epochs completed
+    double train_seconds = 0;
+    std::optional<double> best_val_accuracy;
+    std::optional<double> mean_images_per_s;
+    std::vector<TargetReached> targets;
+};
+
+// A whole run to add to a store (an import): its row in the run list and every metric row.
+struct RunWithMetrics {
+    StoredRun run;
+    std::vector<MetricRow> rows;
+};
+
+// The SQLite database that keeps every run, shared by the app and the CLI (Qt SQL, WAL mode, so
+// that one process can read while another writes).
+//
+// One RunStore is one connection, to be used from the thread that opened it (Qt SQL's rule);
+// other threads open their own RunStore on the same file. Every method that writes runs in one
+// transaction. Errors are thrown as StoreError; nothing is ever deleted or overwritten to
+// "repair" a file that cannot be opened.
+class RunStore {
+  public:
+    // The schema this build writes; files with a higher user_version are refused (NewerSchema).
+    static constexpr int schema_version = 2;
+
+    // Opens the store at `path`, creating the file (and its folder) when absent and migrating an
+    // older schema in one transaction. Marks as Interrupted every run left "running" (or queued)
+    // by a process that no longer runs (same host: its pid is gone, or a running run has been
+    // silent for ten minutes, its pid reused; another host: no heartbeat for a minute). Checks
+    // the file before it writes anything: what is not a store, or is damaged or newer, is left
+    // exactly as it was.
+    static std::unique_ptr<RunStore> open(const QString& path);
+    // The user's default store: QStandardPaths::AppDataLocation/runs.sqlite of the GUI
+    // (GenericDataLocation/ScaleLab/runs.sqlite, whatever the program's name).
+    static QString default_path();
+
+    ~RunStore();
+    RunStore(const RunStore&) = delete;
+    RunStore& operator=(const RunStore&) = delete;
+
+    QString path() const;
+
+    // Writing a run's life: created (queued) -> started -> metrics (many batches) -> ended.
+    // An empty name becomes "run <id>". Records this process and host (crash detection).
+    std::int64_t create_run(const RunSpec& spec, const QString& name, const QStringList& tags = {});
+    void mark_started(std::int64_t id, const RunInfo& info);
+    // Appends rows and updates the run's summary and heartbeat, in one transaction.
+    void append_metrics(std::int64_t id, const std::vector<MetricRow>& rows,
+                        const std::vector<EpochMetrics>& epochs = {});
+    void mark_ended(std::int64_t id, RunState state, const QString& message);
+
+    // Reading.
+    std::vector<StoredRun> list_runs() const;      // every run in the order added, no metrics
+    StoredRun run(std::int64_t id) const;          // NotFound when absent
+    RunRecord load_record(std::int64_t id) const;  // summary and every curve
+    // The rows with step > after_step, ordered by step, then by Metric.
+    std::vector<MetricRow> metrics(std::int64_t id, std::int64_t after_step = 0) const;
+    // Changes whenever any connection (this process or another) commits: cheap polling for
+    // "has anything changed" (PRAGMA data_version plus this connection's own writes).
+    std::int64_t change_counter() const;
+
+    // Editing. A blank name is refused (WriteFailed, saying so). delete_runs deletes the runs
+    // with their metrics, or none of them when one id is not there (NotFound).
+    void rename(std::int64_t id, const QString& name);
+    void set_tags(std::int64_t id, const QStringList& tags);
+    void delete_runs(const std::vector<std::int64_t>& ids);
+    // Adds a whole run (an import): all rows in one transaction, a new id; every field of `run`
+    // but its id kept as given (state, summary, dates, tags).
+    std::int64_t insert_run(const StoredRun& run, const std::vector<MetricRow>& rows);
+    // Adds several runs in one transaction: all or none. The new ids, in the order given.
+    std::vector<std::int64_t> insert_runs(const std::vector<RunWithMetrics>& runs);
+
+  private:
+    struct Connection;
+    explicit RunStore(std::unique_ptr<Connection> connection);
+    std::unique_ptr<Connection> connection_;
+};
+
+}  // namespace scalelab

@@ -1,0 +1,69 @@
+#include "store_schema.h"
+
+#include <QSqlQuery>
+
+namespace scalelab::store_schema {
+
+const std::vector<SchemaStep>& schema_steps() {
+    static const std::vector<SchemaStep> steps{
+        {1,
+         {
+             // Times are ISO 8601 in UTC; info_json is NULL until the run starts. The summary
+             // columns (steps to targets_json) let the run list show a run without its metrics.
+             "CREATE TABLE runs ("
+             " id INTEGER PRIMARY KEY,"
+             " name TEXT NOT NULL,"
+             " config_json TEXT NOT NULL,"
+             " state TEXT NOT NULL,"
+             " message TEXT NOT NULL DEFAULT '',"
+             " info_json TEXT,"
+             " machine TEXT NOT NULL DEFAULT '',"
+             " created TEXT NOT NULL,"
+             " started_at TEXT,"
+             " ended_at TEXT,"
+             " steps INTEGER NOT NULL DEFAULT 0,"
+             " epochs INTEGER NOT NULL DEFAULT 0,"
+             " train_seconds REAL NOT NULL DEFAULT 0,"
+             " best_val_accuracy REAL,"
+             " mean_images_per_s REAL,"
+             " targets_json TEXT NOT NULL DEFAULT '[]')",
+             // One row per value of a curve, clustered by (run, curve, step): loading one run's
+             // curves is one range scan. value is NULL for NaN, which SQLite cannot store.
+             "CREATE TABLE metrics ("
+             " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+             " name TEXT NOT NULL,"
+             " step INTEGER NOT NULL,"
+             " epoch INTEGER NOT NULL,"
+             " wall_time REAL NOT NULL,"
+             " value REAL,"
+             " PRIMARY KEY (run_id, name, step)) WITHOUT ROWID",
+             QStringLiteral("PRAGMA application_id = %1").arg(application_id),
+         }},
+        {2,
+         {
+             // The process that records a run, so that a run it left "running" when it died is
+             // found interrupted; heartbeat is its last commit (ms since 1970, UTC).
+             "ALTER TABLE runs ADD COLUMN tags_json TEXT NOT NULL DEFAULT '[]'",
+             "ALTER TABLE runs ADD COLUMN pid INTEGER",
+             "ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT ''",
+             "ALTER TABLE runs ADD COLUMN heartbeat INTEGER",
+         }},
+    };
+    return steps;
+}
+
+QSqlError migrate(QSqlDatabase& db, int from_version, int to_version) {
+    QSqlQuery query(db);
+    for (const SchemaStep& step : schema_steps()) {
+        if (step.to_version <= from_version || step.to_version > to_version)
+            continue;
+        for (const QString& statement : step.statements)
+            if (!query.exec(statement))
+                return query.lastError();
+    }
+    if (!query.exec(QStringLiteral("PRAGMA user_version = %1").arg(to_version)))
+        return query.lastError();
+    return {};
+}
+
+}  // namespace scalelab::store_schema

@@ -1,0 +1,30 @@
+#pragma once
+
+#include <QSqlDatabase>
+#include <QSqlError>
+#include <QString>
+
+#include <vector>
+
+namespace scalelab::store_schema {
+
+// The tag every run store carries in its header (PRAGMA application_id, "SCLB"), so that another
+// program's SQLite file is never taken for a store and migrated.
+inline constexpr int application_id = 0x53434C42;
+
+// One migration: the statements that take a store from version `to_version - 1` to
+// `to_version`. Version 1 is the first design (runs and their metric rows); version 2 adds what
+// crash detection and organising runs need (tags, the recording process, its heartbeat).
+struct SchemaStep {
+    int to_version = 0;
+    std::vector<QString> statements;
+};
+
+// Every step from an empty file (version 0) to RunStore::schema_version, in order.
+const std::vector<SchemaStep>& schema_steps();
+
+// Applies the steps after `from_version` up to `to_version` and sets PRAGMA user_version, inside
+// the caller's transaction. Returns the first error, or an error of type NoError.
+QSqlError migrate(QSqlDatabase& db, int from_version, int to_version);
+
+}  // namespace scalelab::store_schema

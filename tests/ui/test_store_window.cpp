@@ -1,0 +1,242 @@
+#include <QAbstractButton>
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QInputDialog>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtTest>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "../app/run_fixtures.h"
+#include "main_window.h"
+#include "run_collection.h"
+#include "run_filter_bar.h"
+#include "run_store.h"
+#include "run_table_model.h"
+#include "run_table_view.h"
+#include "store_error_dialog.h"
+#include "window_test_support.h"
+
+using namespace scalelab;
+using scalelab::testing::fixture_run;
+using scalelab::testing::fixture_spec;
+using scalelab::testing::on_next_dialog;
+using scalelab::testing::two_cpu_cores;
+
+namespace {
+
+QByteArray file_bytes(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
+}
+
+// A store holding three finished runs: "baseline" (1 device, SGD), "lars wide" (4 devices,
+// LARS, tagged "week 2") and "two devices" (2 devices, SGD).
+void fill_store(const QString& path) {
+    RunController controller;
+    RunCollection runs(controller);
+    QVERIFY(runs.setStore(RunStore::open(path)));
+    runs.add(fixture_run(fixture_spec(1), "baseline", 1000, {0.80, 0.86}));
+    RunSpec lars = fixture_spec(4, 0.4);
+    lars.optimizer = OptimizerKind::Lars;
+    RunRecord wide = fixture_run(lars, "lars wide", 3600, {0.78, 0.88});
+    wide.tags = QStringList{"week 2"};
+    runs.add(wide);
+    runs.add(fixture_run(fixture_spec(2, 0.2), "two devices", 1900, {0.79, 0.87}));
+}
+
+}  // namespace
+
+class TestStoreWindow : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir folder_;
+    std::unique_ptr<RunController> controller_;
+    std::unique_ptr<RunCollection> runs_;
+    std::unique_ptr<MainWindow> window_;
+
+    QString storeStatus() const {
+        return window_->findChild<QLabel*>(QStringLiteral("storeStatus"))->text();
+    }
+
+  private slots:
+    void init() {
+        controller_ = std::make_unique<RunController>();
+        runs_ = std::make_unique<RunCollection>(*controller_);
+        window_ = std::make_unique<MainWindow>(*runs_, two_cpu_cores());
+        window_->show();
+        QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+    }
+
+    void cleanup() {
+        window_.reset();
+        runs_.reset();
+        controller_.reset();
+    }
+
+    void aCorruptStoreIsExplainedAndLeftAlone() {
+        const QString path = folder_.filePath(QStringLiteral("corrupt.sqlite"));
+        QByteArray garbage;
+        for (int i = 0; i < 400; ++i)
+            garbage += "this is not a run store; ";
+        {
+            QFile file(path);
+            QVERIFY(file.open(QIODevice::WriteOnly));
+            file.write(garbage);
+        }
+        QString text;
+        QStringList choices;
+        on_next_dialog<StoreErrorDialog>([&](StoreErrorDialog& dialog) {
+            text = dialog.text() + QLatin1Char('\n') + dialog.informativeText();
+            for (QAbstractButton* button : dialog.buttons())
+                choices << button->text();
+            dialog.findChild<QAbstractButton*>(QStringLiteral("goOnWithoutStore"))->click();
+        });
+        QVERIFY(!window_->openStore(path));
+
+        QVERIFY2(text.contains(QDir::toNativeSeparators(path)), qPrintable(text));
+        QVERIFY2(text.contains(QStringLiteral("never overwrites")), qPrintable(text));
+        QCOMPARE(choices, (QStringList{"Open Another File...", "Start a New Store...",
+                                       "Continue Without a Store"}));
+        QCOMPARE(file_bytes(path), garbage);
+        QVERIFY(runs_->store() == nullptr);
+        QVERIFY2(storeStatus().contains(QStringLiteral("memory only")), qPrintable(storeStatus()));
+    }
+
+    void aStoreFillsTheTableAndEditsReachIt() {
+        const QString path = folder_.filePath(QStringLiteral("edits.sqlite"));
+        fill_store(path);
+        QVERIFY(window_->openStore(path));
+        QVERIFY2(storeStatus().contains(QStringLiteral("edits.sqlite")), qPrintable(storeStatus()));
+        RunTableModel& model = window_->tableModel();
+        QCOMPARE(model.rowCount(), 3);
+        const int baseline = model.runId(0);
+        const int wide = model.runId(1);
+        QVERIFY(!runs_->find(baseline)->visible);  // stored runs come hidden
+        QCOMPARE(model.index(1, RunTableModel::TagsColumn).data().toString(),
+                 QStringLiteral("week 2"));
+        QCOMPARE(model.index(0, RunTableModel::BestAccuracyColumn).data().toString(),
+                 QStringLiteral("0.860"));
+
+        const std::unique_ptr<RunStore> reader = RunStore::open(path);
+        QVERIFY(model.setData(model.index(0, RunTableModel::NameColumn), QStringLiteral("sgd")));
+        QCOMPARE(reader->run(baseline).name, QStringLiteral("sgd"));
+        QVERIFY(model.setData(model.index(0, RunTableModel::TagsColumn),
+                              QStringLiteral("reference, week 1")));
+        QCOMPARE(reader->run(baseline).tags, (QStringList{"reference", "week 1"}));
+        window_->table().selectRun(baseline);
+        on_next_dialog<QInputDialog>([](QInputDialog& dialog) {
+            QCOMPARE(dialog.textValue(), QStringLiteral("reference, week 1"));
+            dialog.setTextValue(QStringLiteral("week 1 , ,sgd"));
+            dialog.accept();
+        });
+        window_->table().findChild<QAction*>(QStringLiteral("tagsAction"))->trigger();
+        QCOMPARE(reader->run(baseline).tags, (QStringList{"week 1", "sgd"}));
+        // Ticking a run shows it: its curves are loaded from the store.
+        QVERIFY(model.setData(model.index(1, RunTableModel::NameColumn), Qt::Checked,
+                              Qt::CheckStateRole));
+        QVERIFY(runs_->find(wide)->curves_loaded);
+        QCOMPARE(runs_->find(wide)->curve(Metric::TrainLoss).size(), std::size_t{20});
+
+        window_->table().selectRun(wide);
+        on_next_dialog<QMessageBox>([](QMessageBox& box) {
+            for (QAbstractButton* button : box.buttons())
+                if (button->text() == QStringLiteral("Delete"))
+                    button->click();
+        });
+        window_->table().findChild<QAction*>(QStringLiteral("deleteAction"))->trigger();
+        QVERIFY(runs_->find(wide) == nullptr);
+        QCOMPARE(reader->list_runs().size(), std::size_t{2});
+    }
+
+    void theFilterBarFiltersTheTable() {
+        const QString path = folder_.filePath(QStringLiteral("filter.sqlite"));
+        fill_store(path);
+        QVERIFY(window_->openStore(path));
+        RunFilterBar& bar = window_->filterBar();
+        QAbstractItemModel& shown = *window_->table().model();
+        QCOMPARE(shown.rowCount(), 3);
+
+        QTest::keyClicks(&bar.searchBox(), QStringLiteral("week"));
+        QCOMPARE(shown.rowCount(), 1);
+        const int wide = shown.index(0, 0).data(RunTableModel::RunIdRole).toInt();
+        QCOMPARE(runs_->find(wide)->name, QStringLiteral("lars wide"));
+        // The view's row maps back to the run: selection and actions act on the right one.
+        window_->table().selectRun(wide);
+        QCOMPARE(window_->table().selectedRunId(), wide);
+        QCOMPARE(window_->table().currentIndex().row(), 0);
+
+        bar.searchBox().clear();
+        bar.regularExpressionBox().setChecked(true);
+        QTest::keyClicks(&bar.searchBox(), QStringLiteral("^(two"));
+        QVERIFY2(bar.errorText().contains(QStringLiteral("regular expression")),
+                 qPrintable(bar.errorText()));
+        QCOMPARE(shown.rowCount(), 3);  // an invalid pattern hides nothing
+        QTest::keyClicks(&bar.searchBox(), QStringLiteral(")"));
+        QVERIFY(bar.errorText().isEmpty());
+        QCOMPARE(shown.rowCount(), 1);
+
+        bar.searchBox().clear();
+        QComboBox& devices = bar.fieldBox(RunFilter::Field::Devices);
+        QCOMPARE(devices.count(), 4);  // any, 1, 2, 4
+        devices.setCurrentIndex(devices.findText(QStringLiteral("4")));
+        QCOMPARE(shown.rowCount(), 1);
+        QCOMPARE(shown.index(0, 0).data(RunTableModel::RunIdRole).toInt(), wide);
+        QVERIFY(bar.findChild<QLabel*>(QStringLiteral("runCount"))
+                    ->text()
+                    .contains(QStringLiteral("1 of 3")));
+    }
+
+    void selectedRunsGoOutAndComeBack() {
+        const QString path = folder_.filePath(QStringLiteral("exchange.sqlite"));
+        fill_store(path);
+        QVERIFY(window_->openStore(path));
+        const std::vector<int> ids = runs_->ids();
+        window_->table().selectRuns({ids[0], ids[2]});
+        QCOMPARE(window_->table().selectedRunIds(), (std::vector<int>{ids[0], ids[2]}));
+
+        QString error;
+        const QString csv = folder_.filePath(QStringLiteral("selected.csv"));
+        QVERIFY2(window_->exportMetricsCsv(window_->table().selectedRunIds(), csv, &error),
+                 qPrintable(error));
+        std::size_t points = 0;
+        for (const int id : {ids[0], ids[2]})
+            for (const auto& curve : runs_->find(id)->curves)  // loaded for the export
+                points += curve.size();
+        QVERIFY(points > 0);
+        QCOMPARE(std::size_t(file_bytes(csv).trimmed().split('\n').size()), points + 1);
+
+        const QString exchange = folder_.filePath(QStringLiteral("two.scalelab.json"));
+        QVERIFY2(window_->exportRuns(window_->table().selectedRunIds(), exchange, &error),
+                 qPrintable(error));
+        std::vector<int> imported;
+        QVERIFY2(window_->importRuns(exchange, &imported, &error), qPrintable(error));
+        QCOMPARE(imported.size(), std::size_t{2});
+        QCOMPARE(runs_->ids().size(), std::size_t{5});  // listed at once
+        QCOMPARE(runs_->find(imported[1])->spec.devices, 2);
+
+        const QString broken = folder_.filePath(QStringLiteral("broken.scalelab.json"));
+        {
+            QFile out(broken);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": 3}]})");
+        }
+        QVERIFY(!window_->importRuns(broken, &imported, &error));
+        QVERIFY2(error.contains(QStringLiteral("Nothing was imported")), qPrintable(error));
+        QCOMPARE(runs_->ids().size(), std::size_t{5});
+    }
+};
+
+QTEST_MAIN(TestStoreWindow)
+#include "test_store_window.moc"
