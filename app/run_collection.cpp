@@ -368,6 +368,14 @@ void RunCollection::refresh() {
     if (store_ == nullptr)
         return;
     try {
+        // A process killed while it ran commits nothing more, so the counter below would not
+        // show it: look for dead recorders while a run of another process is active.
+        const bool watching_others =
+            std::any_of(runs_.begin(), runs_.end(), [&](const auto& entry) {
+                return is_active(entry.second.state) && !runs_here(entry.first);
+            });
+        if (watching_others)
+            store_->mark_interrupted_runs();
         // Read before listing: a commit in between is seen at the next look.
         const std::int64_t change = store_->change_counter();
         if (change == seen_change_)

@@ -633,6 +633,10 @@ void RunStore::Connection::mark_interrupted_runs() {
     });
 }
 
+void RunStore::mark_interrupted_runs() {
+    connection_->mark_interrupted_runs();
+}
+
 namespace {
 
 StoredRun read_run(const QSqlQuery& query, const QString& path) {

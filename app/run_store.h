@@ -119,6 +119,10 @@ class RunStore {
     // Changes whenever any connection (this process or another) commits: cheap polling for
     // "has anything changed" (PRAGMA data_version plus this connection's own writes).
     std::int64_t change_counter() const;
+    // Marks as Interrupted the runs whose recording process has died since open() looked (the
+    // same rule as open()); a watcher calls it while runs of other processes are active, since
+    // a killed process commits nothing more that change_counter() could show.
+    void mark_interrupted_runs();
 
     // Editing. A blank name is refused (WriteFailed, saying so). delete_runs deletes the runs
     // with their metrics, or none of them when one id is not there (NotFound).

@@ -46,6 +46,15 @@ RunInfo cli_info() {
     return info;
 }
 
+// Starts `scalelab-cli train` recording into `store` a run that goes on until stopped.
+bool start_endless_cli_run(QProcess& cli, const QString& store) {
+    cli.start(QStringLiteral(SCALELAB_CLI_PATH),
+              {"train", "--store", store, "--name", "cli", "--dataset", "synthetic",
+               "--synthetic-train", "1024", "--synthetic-test", "64", "--epochs", "1000", "--batch",
+               "32", "--model", "mlp", "--threads", "1"});
+    return cli.waitForStarted();
+}
+
 }  // namespace
 
 class TestStoredRuns : public QObject {
@@ -181,11 +190,7 @@ class TestStoredRuns : public QObject {
         QVERIFY(runs.setStore(RunStore::open(path_)));
         QSignalSpy errors(&runs, &RunCollection::storeError);
         QProcess cli;
-        cli.start(QStringLiteral(SCALELAB_CLI_PATH),
-                  {"train", "--store", path_, "--name", "cli", "--dataset", "synthetic",
-                   "--synthetic-train", "1024", "--synthetic-test", "64", "--epochs", "1000",
-                   "--batch", "32", "--model", "mlp", "--threads", "1"});
-        QVERIFY(cli.waitForStarted());
+        QVERIFY(start_endless_cli_run(cli, path_));
         QTRY_VERIFY_WITH_TIMEOUT(runs.ids().size() == 1, 20000);
         const int id = runs.ids().front();
         QCOMPARE(runs.find(id)->name, QStringLiteral("cli"));
@@ -208,6 +213,25 @@ class TestStoredRuns : public QObject {
                  stored.curve(Metric::TrainLoss).back().value);
         QCOMPARE(run.step, stored.step);
         QCOMPARE(errors.count(), 0);
+    }
+
+    void aCliRunKilledWhileWatchedShowsAsInterrupted() {
+        RunController controller;
+        RunCollection runs(controller);
+        QVERIFY(runs.setStore(RunStore::open(path_)));
+        QProcess cli;
+        QVERIFY(start_endless_cli_run(cli, path_));
+        QTRY_VERIFY_WITH_TIMEOUT(runs.ids().size() == 1, 20000);
+        const int id = runs.ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(!runs.find(id)->curve(Metric::TrainLoss).empty(), 20000);
+
+        cli.kill();  // SIGKILL: the process commits nothing more, not even its end
+        QVERIFY(cli.waitForFinished(10000));
+        QTRY_VERIFY_WITH_TIMEOUT(ended(runs, id), 5000);
+        QVERIFY2(runs.find(id)->state == RunState::Interrupted, qPrintable(runs.find(id)->message));
+        QVERIFY2(runs.find(id)->message.contains(QString::number(cli.processId())) ||
+                     runs.find(id)->message.contains(QStringLiteral("ended while it ran")),
+                 qPrintable(runs.find(id)->message));
     }
 
     void renameTagsAndDeleteReachTheStore() {
