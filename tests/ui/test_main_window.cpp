@@ -32,6 +32,7 @@ using scalelab::testing::find_series;
 using scalelab::testing::on_next_dialog;
 using scalelab::testing::short_synthetic_run;
 using scalelab::testing::two_cpu_cores;
+using scalelab::testing::WindowUnderTest;
 
 namespace {
 
@@ -57,27 +58,19 @@ void answer_next_question(QMessageBox::StandardButton button) {
 class TestMainWindow : public QObject {
     Q_OBJECT
 
-    std::unique_ptr<RunController> controller_;
-    std::unique_ptr<RunCollection> runs_;
-    std::unique_ptr<MainWindow> window_;
+    std::unique_ptr<WindowUnderTest> app_;
 
   private slots:
     void init() {
-        controller_ = std::make_unique<RunController>();
-        runs_ = std::make_unique<RunCollection>(*controller_);
-        window_ = std::make_unique<MainWindow>(*runs_, two_cpu_cores());
-        window_->show();
-        QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+        app_ = std::make_unique<WindowUnderTest>();
+        app_->window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&app_->window));
     }
 
-    void cleanup() {
-        window_.reset();
-        runs_.reset();
-        controller_.reset();
-    }
+    void cleanup() { app_.reset(); }
 
     void opensWithTheDefaultExperimentReady() {
-        const RunSpec spec = window_->form().spec();
+        const RunSpec spec = app_->window.form().spec();
         QCOMPARE(QString::fromStdString(spec.dataset), QStringLiteral("fashion-mnist"));
         QCOMPARE(QString::fromStdString(spec.model), QStringLiteral("cnn"));
         QCOMPARE(spec.devices, 2);
@@ -85,76 +78,77 @@ class TestMainWindow : public QObject {
     }
 
     void ctrlRStartsARunThatFillsTheChartsAndTheTable() {
-        window_->form().setSpec(short_synthetic_run());
-        QVERIFY(window_->form().isValid());
-        QTest::keyClick(window_.get(), Qt::Key_R, Qt::ControlModifier);
-        QCOMPARE(runs_->ids().size(), std::size_t{1});
-        const int id = runs_->ids().front();
-        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
-        QVERIFY2(runs_->find(id)->state == RunState::Finished,
-                 qPrintable(runs_->find(id)->message));
+        app_->window.form().setSpec(short_synthetic_run());
+        QVERIFY(app_->window.form().isValid());
+        QTest::keyClick(&app_->window, Qt::Key_R, Qt::ControlModifier);
+        QCOMPARE(app_->runs.ids().size(), std::size_t{1});
+        const int id = app_->runs.ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(app_->runs), 60000);
+        QVERIFY2(app_->runs.find(id)->state == RunState::Finished,
+                 qPrintable(app_->runs.find(id)->message));
 
         // The charts redraw on their own timer: wait for it, do not force it.
-        const QString name = runs_->find(id)->name;
-        ChartSurface& loss = window_->charts().chart(ChartKind::TrainLoss);
+        const QString name = app_->runs.find(id)->name;
+        ChartSurface& loss = app_->window.charts().chart(ChartKind::TrainLoss);
         QTRY_COMPARE_WITH_TIMEOUT(
             loss.seriesPoints(ChartGrid::seriesKey(id, SeriesPart::Curve)).size(), 8, 5000);
         QLineSeries* curve = run_curve(loss, id);
         QVERIFY(curve != nullptr);
         QCOMPARE(curve->name(), name);  // the legend names the run
         QTRY_VERIFY_WITH_TIMEOUT(
-            run_curve(window_->charts().chart(ChartKind::ValAccuracy), id) != nullptr, 5000);
+            run_curve(app_->window.charts().chart(ChartKind::ValAccuracy), id) != nullptr, 5000);
 
-        RunTableModel& table = window_->tableModel();
+        RunTableModel& table = app_->window.tableModel();
         QCOMPARE(table.rowCount(), 1);
         QTRY_VERIFY_WITH_TIMEOUT(table.index(0, RunTableModel::StatusColumn)
                                      .data()
                                      .toString()
                                      .startsWith(QStringLiteral("finished")),
                                  5000);
-        QTRY_VERIFY_WITH_TIMEOUT(!window_->log().text().isEmpty(), 5000);
+        QTRY_VERIFY_WITH_TIMEOUT(!app_->window.log().text().isEmpty(), 5000);
     }
 
     void twoRunsAreDrawnInTwoColours() {
-        window_->form().setSpec(short_synthetic_run());
-        auto* start = window_->form().findChild<QPushButton*>(QStringLiteral("start"));
+        app_->window.form().setSpec(short_synthetic_run());
+        auto* start = app_->window.form().findChild<QPushButton*>(QStringLiteral("start"));
         QVERIFY(start != nullptr);
         QTest::mouseClick(start, Qt::LeftButton);
         RunSpec second = short_synthetic_run();
         second.lr = 0.1;
-        window_->form().setSpec(second);
+        app_->window.form().setSpec(second);
         QTest::mouseClick(start, Qt::LeftButton);
-        QCOMPARE(runs_->ids().size(), std::size_t{2});
-        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
+        QCOMPARE(app_->runs.ids().size(), std::size_t{2});
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(app_->runs), 60000);
 
-        ChartSurface& loss = window_->charts().chart(ChartKind::TrainLoss);
-        const int first_id = runs_->ids()[0];
-        const int second_id = runs_->ids()[1];
+        ChartSurface& loss = app_->window.charts().chart(ChartKind::TrainLoss);
+        const int first_id = app_->runs.ids()[0];
+        const int second_id = app_->runs.ids()[1];
         QTRY_VERIFY_WITH_TIMEOUT(
             run_curve(loss, first_id) != nullptr && run_curve(loss, second_id) != nullptr, 5000);
         QVERIFY(run_curve(loss, first_id)->color() != run_curve(loss, second_id)->color());
     }
 
     void aQueuedSweepOfThreeRunsRunsInOrder() {
-        window_->form().setSpec(short_synthetic_run());
-        auto* lrs = qobject_cast<QLineEdit*>(window_->form().field(QStringLiteral("sweep_lrs")));
+        app_->window.form().setSpec(short_synthetic_run());
+        auto* lrs =
+            qobject_cast<QLineEdit*>(app_->window.form().field(QStringLiteral("sweep_lrs")));
         QVERIFY(lrs != nullptr);
         QTest::keyClicks(lrs, QStringLiteral("0.01, 0.02, 0.04"));
         std::vector<int> started;
-        connect(runs_.get(), &RunCollection::runChanged, this, [&](int id) {
-            if (runs_->find(id)->state == RunState::Running &&
+        connect(&app_->runs, &RunCollection::runChanged, this, [&](int id) {
+            if (app_->runs.find(id)->state == RunState::Running &&
                 std::find(started.begin(), started.end(), id) == started.end())
                 started.push_back(id);
         });
-        auto* sweep = window_->form().findChild<QPushButton*>(QStringLiteral("queue_sweep"));
+        auto* sweep = app_->window.form().findChild<QPushButton*>(QStringLiteral("queue_sweep"));
         QVERIFY(sweep != nullptr && sweep->isEnabled());
         QTest::mouseClick(sweep, Qt::LeftButton);
-        QCOMPARE(runs_->ids().size(), std::size_t{3});
-        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 120000);
-        QCOMPARE(started, runs_->ids());
+        QCOMPARE(app_->runs.ids().size(), std::size_t{3});
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(app_->runs), 120000);
+        QCOMPARE(started, app_->runs.ids());
         const double lrs_expected[] = {0.01, 0.02, 0.04};
         for (std::size_t i = 0; i < 3; ++i) {
-            const RunRecord& run = *runs_->find(runs_->ids()[i]);
+            const RunRecord& run = *app_->runs.find(app_->runs.ids()[i]);
             QCOMPARE(run.spec.lr, lrs_expected[i]);
             QVERIFY(run.state == RunState::Finished);
         }
@@ -163,19 +157,19 @@ class TestMainWindow : public QObject {
     void invalidFormKeepsStartDisabled() {
         RunSpec spec = short_synthetic_run();
         spec.batch = 0;
-        window_->form().setSpec(spec);
-        QVERIFY(!window_->form().isValid());
-        QVERIFY(!window_->form().fieldProblem(QStringLiteral("batch")).isEmpty());
-        QTest::keyClick(window_.get(), Qt::Key_R, Qt::ControlModifier);
-        QVERIFY(runs_->ids().empty());
+        app_->window.form().setSpec(spec);
+        QVERIFY(!app_->window.form().isValid());
+        QVERIFY(!app_->window.form().fieldProblem(QStringLiteral("batch")).isEmpty());
+        QTest::keyClick(&app_->window, Qt::Key_R, Qt::ControlModifier);
+        QVERIFY(app_->runs.ids().empty());
     }
 
     void exportsChartsAndDataOfTheShownRuns() {
-        window_->form().setSpec(short_synthetic_run());
-        window_->startRun();
-        window_->startRun();
-        QTRY_VERIFY_WITH_TIMEOUT(all_ended(*runs_), 60000);
-        runs_->setVisible(runs_->ids()[1], false);
+        app_->window.form().setSpec(short_synthetic_run());
+        app_->window.startRun();
+        app_->window.startRun();
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(app_->runs), 60000);
+        app_->runs.setVisible(app_->runs.ids()[1], false);
         QTemporaryDir folder;
 
         ExportRequest png;
@@ -183,7 +177,7 @@ class TestMainWindow : public QObject {
         png.scale = 2;
         png.path = folder.filePath(QStringLiteral("grid.png"));
         QString error;
-        QVERIFY2(window_->exportTo(png, &error), qPrintable(error));
+        QVERIFY2(app_->window.exportTo(png, &error), qPrintable(error));
         QImage image(png.path);
         QVERIFY(!image.isNull());
         QCOMPARE(image.size(), QSize(4000, 2400));
@@ -193,73 +187,73 @@ class TestMainWindow : public QObject {
         svg.chart = int(ChartKind::TrainLoss);
         svg.format = ExportRequest::ImageFormat::Svg;
         svg.path = folder.filePath(QStringLiteral("loss.svg"));
-        QVERIFY2(window_->exportTo(svg, &error), qPrintable(error));
+        QVERIFY2(app_->window.exportTo(svg, &error), qPrintable(error));
         QFile svg_file(svg.path);
         QVERIFY(svg_file.open(QIODevice::ReadOnly));
         const QByteArray svg_text = svg_file.readAll();
-        QVERIFY(svg_text.contains(runs_->find(runs_->ids()[0])->name.toUtf8()));
-        QVERIFY(!svg_text.contains(runs_->find(runs_->ids()[1])->name.toUtf8()));  // hidden
+        QVERIFY(svg_text.contains(app_->runs.find(app_->runs.ids()[0])->name.toUtf8()));
+        QVERIFY(!svg_text.contains(app_->runs.find(app_->runs.ids()[1])->name.toUtf8()));  // hidden
 
         ExportRequest csv;
         csv.content = ExportRequest::Content::MetricsCsv;
         csv.path = folder.filePath(QStringLiteral("metrics.csv"));
-        QVERIFY2(window_->exportTo(csv, &error), qPrintable(error));
+        QVERIFY2(app_->window.exportTo(csv, &error), qPrintable(error));
         QFile csv_file(csv.path);
         QVERIFY(csv_file.open(QIODevice::ReadOnly | QIODevice::Text));
         const QList<QByteArray> rows = csv_file.readAll().trimmed().split('\n');
         std::size_t points = 0;
-        for (const auto& curve : runs_->find(runs_->ids()[0])->curves)
+        for (const auto& curve : app_->runs.find(app_->runs.ids()[0])->curves)
             points += curve.size();
         QCOMPARE(std::size_t(rows.size()), points + 1);  // the header, then the shown run only
 
         ExportRequest unwritable = csv;
         unwritable.path = QStringLiteral("/proc/no-such-folder/metrics.csv");
-        QVERIFY(!window_->exportTo(unwritable, &error));
+        QVERIFY(!app_->window.exportTo(unwritable, &error));
         QVERIFY2(error.contains(unwritable.path), qPrintable(error));
     }
 
     void presenterModeShowsOnlyTheChartsAndComesBack() {
-        window_->setPresenterMode(true);
-        QVERIFY(window_->presenterMode());
-        QVERIFY(!window_->form().isVisible());
-        QVERIFY(!window_->table().isVisible());
-        QVERIFY(window_->charts().isVisible());
-        QVERIFY(window_->font().pointSizeF() > QApplication::font().pointSizeF());
-        QTest::keyClick(window_.get(), Qt::Key_F11);
-        QVERIFY(!window_->presenterMode());
-        QVERIFY(window_->form().isVisible());
-        QVERIFY(window_->table().isVisible());
+        app_->window.setPresenterMode(true);
+        QVERIFY(app_->window.presenterMode());
+        QVERIFY(!app_->window.form().isVisible());
+        QVERIFY(!app_->window.table().isVisible());
+        QVERIFY(app_->window.charts().isVisible());
+        QVERIFY(app_->window.font().pointSizeF() > QApplication::font().pointSizeF());
+        QTest::keyClick(&app_->window, Qt::Key_F11);
+        QVERIFY(!app_->window.presenterMode());
+        QVERIFY(app_->window.form().isVisible());
+        QVERIFY(app_->window.table().isVisible());
 
-        window_->setTheme(Theme::Dark);
+        app_->window.setTheme(Theme::Dark);
         QVERIFY(QApplication::palette().color(QPalette::Window).lightness() < 100);
-        window_->setTheme(Theme::Light);
+        app_->window.setTheme(Theme::Light);
         QVERIFY(QApplication::palette().color(QPalette::Window).lightness() > 150);
     }
 
     void closingWithAnActiveRunAsksThenStopsIt() {
-        window_->form().setSpec(endless_synthetic_run());
-        window_->startRun();
-        const int id = runs_->ids().front();
-        QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->step >= 1, 60000);
+        app_->window.form().setSpec(endless_synthetic_run());
+        app_->window.startRun();
+        const int id = app_->runs.ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(app_->runs.find(id)->step >= 1, 60000);
 
         answer_next_question(QMessageBox::No);
-        QVERIFY(!window_->close());
-        QVERIFY(runs_->find(id)->state == RunState::Running);
+        QVERIFY(!app_->window.close());
+        QVERIFY(app_->runs.find(id)->state == RunState::Running);
 
         answer_next_question(QMessageBox::Yes);
-        QVERIFY(window_->close());
-        QTRY_VERIFY_WITH_TIMEOUT(!is_active(runs_->find(id)->state), 10000);
-        QVERIFY(runs_->find(id)->state == RunState::Cancelled);
+        QVERIFY(app_->window.close());
+        QTRY_VERIFY_WITH_TIMEOUT(!is_active(app_->runs.find(id)->state), 10000);
+        QVERIFY(app_->runs.find(id)->state == RunState::Cancelled);
     }
 
     void escapeStopsTheSelectedRun() {
-        window_->form().setSpec(endless_synthetic_run());
-        window_->startRun();
-        const int id = runs_->ids().front();
-        QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->step >= 1, 60000);
-        window_->table().selectRun(id);
-        QTest::keyClick(window_.get(), Qt::Key_Escape);
-        QTRY_VERIFY_WITH_TIMEOUT(runs_->find(id)->state == RunState::Cancelled, 10000);
+        app_->window.form().setSpec(endless_synthetic_run());
+        app_->window.startRun();
+        const int id = app_->runs.ids().front();
+        QTRY_VERIFY_WITH_TIMEOUT(app_->runs.find(id)->step >= 1, 60000);
+        app_->window.table().selectRun(id);
+        QTest::keyClick(&app_->window, Qt::Key_Escape);
+        QTRY_VERIFY_WITH_TIMEOUT(app_->runs.find(id)->state == RunState::Cancelled, 10000);
     }
 };
 

@@ -33,6 +33,7 @@ using scalelab::testing::fixture_run;
 using scalelab::testing::fixture_spec;
 using scalelab::testing::on_next_dialog;
 using scalelab::testing::two_cpu_cores;
+using scalelab::testing::WindowUnderTest;
 
 namespace {
 
@@ -62,28 +63,20 @@ class TestStoreWindow : public QObject {
     Q_OBJECT
 
     QTemporaryDir folder_;
-    std::unique_ptr<RunController> controller_;
-    std::unique_ptr<RunCollection> runs_;
-    std::unique_ptr<MainWindow> window_;
+    std::unique_ptr<WindowUnderTest> app_;
 
     QString storeStatus() const {
-        return window_->findChild<QLabel*>(QStringLiteral("storeStatus"))->text();
+        return app_->window.findChild<QLabel*>(QStringLiteral("storeStatus"))->text();
     }
 
   private slots:
     void init() {
-        controller_ = std::make_unique<RunController>();
-        runs_ = std::make_unique<RunCollection>(*controller_);
-        window_ = std::make_unique<MainWindow>(*runs_, two_cpu_cores());
-        window_->show();
-        QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+        app_ = std::make_unique<WindowUnderTest>();
+        app_->window.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&app_->window));
     }
 
-    void cleanup() {
-        window_.reset();
-        runs_.reset();
-        controller_.reset();
-    }
+    void cleanup() { app_.reset(); }
 
     void aCorruptStoreIsExplainedAndLeftAlone() {
         const QString path = folder_.filePath(QStringLiteral("corrupt.sqlite"));
@@ -103,27 +96,27 @@ class TestStoreWindow : public QObject {
                 choices << button->text();
             dialog.findChild<QAbstractButton*>(QStringLiteral("goOnWithoutStore"))->click();
         });
-        QVERIFY(!window_->openStore(path));
+        QVERIFY(!app_->window.openStore(path));
 
         QVERIFY2(text.contains(QDir::toNativeSeparators(path)), qPrintable(text));
         QVERIFY2(text.contains(QStringLiteral("never overwrites")), qPrintable(text));
         QCOMPARE(choices, (QStringList{"Open Another File...", "Start a New Store...",
                                        "Continue Without a Store"}));
         QCOMPARE(file_bytes(path), garbage);
-        QVERIFY(runs_->store() == nullptr);
+        QVERIFY(app_->runs.store() == nullptr);
         QVERIFY2(storeStatus().contains(QStringLiteral("memory only")), qPrintable(storeStatus()));
     }
 
     void aStoreFillsTheTableAndEditsReachIt() {
         const QString path = folder_.filePath(QStringLiteral("edits.sqlite"));
         fill_store(path);
-        QVERIFY(window_->openStore(path));
+        QVERIFY(app_->window.openStore(path));
         QVERIFY2(storeStatus().contains(QStringLiteral("edits.sqlite")), qPrintable(storeStatus()));
-        RunTableModel& model = window_->tableModel();
+        RunTableModel& model = app_->window.tableModel();
         QCOMPARE(model.rowCount(), 3);
         const int baseline = model.runId(0);
         const int wide = model.runId(1);
-        QVERIFY(!runs_->find(baseline)->visible);  // stored runs come hidden
+        QVERIFY(!app_->runs.find(baseline)->visible);  // stored runs come hidden
         QCOMPARE(model.index(1, RunTableModel::TagsColumn).data().toString(),
                  QStringLiteral("week 2"));
         QCOMPARE(model.index(0, RunTableModel::BestAccuracyColumn).data().toString(),
@@ -135,47 +128,47 @@ class TestStoreWindow : public QObject {
         QVERIFY(model.setData(model.index(0, RunTableModel::TagsColumn),
                               QStringLiteral("reference, week 1")));
         QCOMPARE(reader->run(baseline).tags, (QStringList{"reference", "week 1"}));
-        window_->table().selectRun(baseline);
+        app_->window.table().selectRun(baseline);
         on_next_dialog<QInputDialog>([](QInputDialog& dialog) {
             QCOMPARE(dialog.textValue(), QStringLiteral("reference, week 1"));
             dialog.setTextValue(QStringLiteral("week 1 , ,sgd"));
             dialog.accept();
         });
-        window_->table().findChild<QAction*>(QStringLiteral("tagsAction"))->trigger();
+        app_->window.table().findChild<QAction*>(QStringLiteral("tagsAction"))->trigger();
         QCOMPARE(reader->run(baseline).tags, (QStringList{"week 1", "sgd"}));
         // Ticking a run shows it: its curves are loaded from the store.
         QVERIFY(model.setData(model.index(1, RunTableModel::NameColumn), Qt::Checked,
                               Qt::CheckStateRole));
-        QVERIFY(runs_->find(wide)->curves_loaded);
-        QCOMPARE(runs_->find(wide)->curve(Metric::TrainLoss).size(), std::size_t{20});
+        QVERIFY(app_->runs.find(wide)->curves_loaded);
+        QCOMPARE(app_->runs.find(wide)->curve(Metric::TrainLoss).size(), std::size_t{20});
 
-        window_->table().selectRun(wide);
+        app_->window.table().selectRun(wide);
         on_next_dialog<QMessageBox>([](QMessageBox& box) {
             for (QAbstractButton* button : box.buttons())
                 if (button->text() == QStringLiteral("Delete"))
                     button->click();
         });
-        window_->table().findChild<QAction*>(QStringLiteral("deleteAction"))->trigger();
-        QVERIFY(runs_->find(wide) == nullptr);
+        app_->window.table().findChild<QAction*>(QStringLiteral("deleteAction"))->trigger();
+        QVERIFY(app_->runs.find(wide) == nullptr);
         QCOMPARE(reader->list_runs().size(), std::size_t{2});
     }
 
     void theFilterBarFiltersTheTable() {
         const QString path = folder_.filePath(QStringLiteral("filter.sqlite"));
         fill_store(path);
-        QVERIFY(window_->openStore(path));
-        RunFilterBar& bar = window_->filterBar();
-        QAbstractItemModel& shown = *window_->table().model();
+        QVERIFY(app_->window.openStore(path));
+        RunFilterBar& bar = app_->window.filterBar();
+        QAbstractItemModel& shown = *app_->window.table().model();
         QCOMPARE(shown.rowCount(), 3);
 
         QTest::keyClicks(&bar.searchBox(), QStringLiteral("week"));
         QCOMPARE(shown.rowCount(), 1);
         const int wide = shown.index(0, 0).data(RunTableModel::RunIdRole).toInt();
-        QCOMPARE(runs_->find(wide)->name, QStringLiteral("lars wide"));
+        QCOMPARE(app_->runs.find(wide)->name, QStringLiteral("lars wide"));
         // The view's row maps back to the run: selection and actions act on the right one.
-        window_->table().selectRun(wide);
-        QCOMPARE(window_->table().selectedRunId(), wide);
-        QCOMPARE(window_->table().currentIndex().row(), 0);
+        app_->window.table().selectRun(wide);
+        QCOMPARE(app_->window.table().selectedRunId(), wide);
+        QCOMPARE(app_->window.table().currentIndex().row(), 0);
 
         bar.searchBox().clear();
         bar.regularExpressionBox().setChecked(true);
@@ -201,30 +194,30 @@ class TestStoreWindow : public QObject {
     void selectedRunsGoOutAndComeBack() {
         const QString path = folder_.filePath(QStringLiteral("exchange.sqlite"));
         fill_store(path);
-        QVERIFY(window_->openStore(path));
-        const std::vector<int> ids = runs_->ids();
-        window_->table().selectRuns({ids[0], ids[2]});
-        QCOMPARE(window_->table().selectedRunIds(), (std::vector<int>{ids[0], ids[2]}));
+        QVERIFY(app_->window.openStore(path));
+        const std::vector<int> ids = app_->runs.ids();
+        app_->window.table().selectRuns({ids[0], ids[2]});
+        QCOMPARE(app_->window.table().selectedRunIds(), (std::vector<int>{ids[0], ids[2]}));
 
         QString error;
         const QString csv = folder_.filePath(QStringLiteral("selected.csv"));
-        QVERIFY2(window_->exportMetricsCsv(window_->table().selectedRunIds(), csv, &error),
+        QVERIFY2(app_->window.exportMetricsCsv(app_->window.table().selectedRunIds(), csv, &error),
                  qPrintable(error));
         std::size_t points = 0;
         for (const int id : {ids[0], ids[2]})
-            for (const auto& curve : runs_->find(id)->curves)  // loaded for the export
+            for (const auto& curve : app_->runs.find(id)->curves)  // loaded for the export
                 points += curve.size();
         QVERIFY(points > 0);
         QCOMPARE(std::size_t(file_bytes(csv).trimmed().split('\n').size()), points + 1);
 
         const QString exchange = folder_.filePath(QStringLiteral("two.scalelab.json"));
-        QVERIFY2(window_->exportRuns(window_->table().selectedRunIds(), exchange, &error),
+        QVERIFY2(app_->window.exportRuns(app_->window.table().selectedRunIds(), exchange, &error),
                  qPrintable(error));
         std::vector<int> imported;
-        QVERIFY2(window_->importRuns(exchange, &imported, &error), qPrintable(error));
+        QVERIFY2(app_->window.importRuns(exchange, &imported, &error), qPrintable(error));
         QCOMPARE(imported.size(), std::size_t{2});
-        QCOMPARE(runs_->ids().size(), std::size_t{5});  // listed at once
-        QCOMPARE(runs_->find(imported[1])->spec.devices, 2);
+        QCOMPARE(app_->runs.ids().size(), std::size_t{5});  // listed at once
+        QCOMPARE(app_->runs.find(imported[1])->spec.devices, 2);
 
         const QString broken = folder_.filePath(QStringLiteral("broken.scalelab.json"));
         {
@@ -232,9 +225,9 @@ class TestStoreWindow : public QObject {
             QVERIFY(out.open(QIODevice::WriteOnly));
             out.write(R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": 3}]})");
         }
-        QVERIFY(!window_->importRuns(broken, &imported, &error));
+        QVERIFY(!app_->window.importRuns(broken, &imported, &error));
         QVERIFY2(error.contains(QStringLiteral("Nothing was imported")), qPrintable(error));
-        QCOMPARE(runs_->ids().size(), std::size_t{5});
+        QCOMPARE(app_->runs.ids().size(), std::size_t{5});
     }
 };
 

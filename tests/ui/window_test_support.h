@@ -6,6 +6,9 @@
 #include <functional>
 
 #include "backend/device_inventory.h"
+#include "main_window.h"
+#include "run_collection.h"
+#include "run_controller.h"
 
 namespace scalelab::testing {
 
@@ -16,6 +19,15 @@ inline DeviceInventory two_cpu_cores() {
     devices.no_gpu_reason = "no GPU in this test";
     return devices;
 }
+
+// The window as main() builds it, on two cores and without a run store: what window tests
+// start from. Members are destroyed in reverse: the window, then the runs, then the
+// controller, which joins its thread.
+struct WindowUnderTest {
+    RunController controller;
+    RunCollection runs{controller};
+    MainWindow window{runs, two_cpu_cores()};
+};
 
 // Runs `act` on the next modal dialog of type Dialog once it is shown (a QMessageBox asking,
 // a QDialog of the window's), so that a test can answer what a user would.
