@@ -44,6 +44,18 @@ std::string construction_error(const Config& config) {
     return "accepted";
 }
 
+// A step over weight_and_bias() (4 values) with gradients of the wrong length, and one with
+// the learning rate `bad_lr`: each must throw an Error and leave the optimiser at step 0.
+template <class Opt>
+void check_bad_steps_rejected(Opt& optimizer, double bad_lr) {
+    std::vector<float> p(4, 1.0f);
+    const std::vector<float> g3(3, 0.0f);
+    const std::vector<float> g(4, 0.0f);
+    QVERIFY_THROWS_EXCEPTION(Error, optimizer.step(p, g3, 0.1));
+    QVERIFY_THROWS_EXCEPTION(Error, optimizer.step(p, g, bad_lr));
+    QCOMPARE(optimizer.steps(), std::int64_t{0});
+}
+
 }  // namespace scalelab::testing
 
 // Compares a buffer with the hand-computed values listed after it, naming the first index off.

@@ -33,6 +33,7 @@ using scalelab::optim::ParamRole;
 using scalelab::optim::ParamSegment;
 
 using scalelab::testing::all_finite;
+using scalelab::testing::check_bad_steps_rejected;
 using scalelab::testing::construction_error;
 using scalelab::testing::near;
 using scalelab::testing::weight_and_bias;
@@ -249,12 +250,7 @@ class TestLamb : public QObject {
 
     void bad_buffers_rejected() {
         Lamb lamb(weight_and_bias(), LambConfig{});
-        std::vector<float> p(4, 1.0f);
-        const std::vector<float> g3(3, 0.0f);
-        const std::vector<float> g(4, 0.0f);
-        QVERIFY_THROWS_EXCEPTION(Error, lamb.step(p, g3, 0.1));
-        QVERIFY_THROWS_EXCEPTION(Error, lamb.step(p, g, -1.0));
-        QCOMPARE(lamb.steps(), std::int64_t{0});
+        check_bad_steps_rejected(lamb, -1.0);
     }
 
     void from_spec() {
