@@ -60,6 +60,15 @@ struct MetricPoint {
     double value = 0;
 };
 
+// Where one step's time went on every device: the time breakdown view averages these, and the
+// Chrome trace export lays them out on a time line.
+struct StepTiming {
+    std::int64_t step = 0;
+    double start = 0;    // training wall time before this step (MetricPoint::seconds' clock)
+    double seconds = 0;  // the step's wall time
+    std::vector<DeviceStepTimes> devices;  // rank order
+};
+
 // Everything known about one run: its spec, how far it got, and its whole curves (never
 // decimated: charts decimate what they draw, exports write everything).
 struct RunRecord {
@@ -79,6 +88,9 @@ struct RunRecord {
     std::int64_t step = 0;               // the last step reported
     int epoch = 0;
     double train_seconds = 0;  // sum of the step wall times so far
+    // Every step's per-device times, for runs trained in this window (the store keeps curves,
+    // not timings: a stored run has none).
+    std::vector<StepTiming> timings;
 
     bool visible = true;  // drawn on the charts
     int colour = 0;       // palette index, fixed when the run is created so it never shifts

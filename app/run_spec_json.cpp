@@ -215,6 +215,8 @@ const std::vector<Field>& fields() {
         field("synthetic_channels", &RunSpec::synthetic_channels),
         field("synthetic_size", &RunSpec::synthetic_size),
         field("augment", &RunSpec::augment),
+        field("train_subset", &RunSpec::train_subset),
+        field("test_subset", &RunSpec::test_subset),
         field("epochs", &RunSpec::epochs),
         field("batch", &RunSpec::batch),
         field("devices", &RunSpec::devices),

@@ -177,6 +177,10 @@ const std::vector<TrainFlag>& train_flags() {
                      &RunSpec::synthetic_channels),
             int_flag("synthetic-size", "synthetic image side, a multiple of 4", data,
                      &RunSpec::synthetic_size),
+            int_flag("train-subset", "train on the first N training images only (0: all)", data,
+                     &RunSpec::train_subset),
+            int_flag("test-subset", "evaluate on the first N test images only (0: all)", data,
+                     &RunSpec::test_subset),
             enum_flag(
                 "augment",
                 "seeded per device and epoch; crop-flip: CIFAR-10's; assessment: the course's set",

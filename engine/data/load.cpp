@@ -50,6 +50,28 @@ std::string folder_of(const DatasetRequest& request) {
     return dir;
 }
 
+// The first `subset` images of `set` (all of them for 0); throws when the set has fewer.
+void keep_first(Dataset& set, std::size_t subset, const char* field) {
+    if (subset == 0)
+        return;
+    if (subset > set.count())
+        throw Error(ErrorKind::InvalidSpec, std::string(field) + " is " + std::to_string(subset) +
+                                                " but the set has only " +
+                                                std::to_string(set.count()) +
+                                                " images: lower it, or 0 for the whole set");
+    set.labels.resize(subset);
+    set.images.resize(subset * set.image_size());
+}
+
+TrainTest load_whole(const DatasetRequest& request) {
+    const Format format = format_of(request.name);
+    if (format == Format::Synthetic) {
+        return make_synthetic(request.synthetic);
+    }
+    const std::string dir = folder_of(request);
+    return format == Format::Idx ? load_idx_folder(dir, request.name) : load_cifar10(dir);
+}
+
 }  // namespace
 
 std::string default_data_dir(std::string_view name) {
@@ -60,12 +82,12 @@ std::string default_data_dir(std::string_view name) {
 }
 
 TrainTest load_dataset(const DatasetRequest& request) {
-    const Format format = format_of(request.name);
-    if (format == Format::Synthetic) {
-        return make_synthetic(request.synthetic);
-    }
-    const std::string dir = folder_of(request);
-    return format == Format::Idx ? load_idx_folder(dir, request.name) : load_cifar10(dir);
+    TrainTest data = load_whole(request);
+    keep_first(data.train, request.train_subset, "train_subset");
+    keep_first(data.test, request.test_subset, "test_subset");
+    data.train.images.shrink_to_fit();
+    data.test.images.shrink_to_fit();
+    return data;
 }
 
 std::string dataset_folder_problem(const DatasetRequest& request) {

@@ -14,6 +14,9 @@ struct DatasetRequest {
     std::string name;
     std::string dir;
     SyntheticConfig synthetic;
+    // Keep only the first this many images of the training and the test set (0: all of them).
+    std::size_t train_subset = 0;
+    std::size_t test_subset = 0;
 };
 
 // The folder a dataset is read from when the user names none: Debian's dataset-fashion-mnist
@@ -23,7 +26,7 @@ std::string default_data_dir(std::string_view name);
 // The one entry point the trainer, CLI and GUI use. Throws scalelab::Error: InvalidSpec for an
 // unknown name (listing the valid ones), DatasetMissing for mnist/cifar10 without a folder or
 // a folder without the files, and whatever the readers throw (see idx_reader.h,
-// cifar10_reader.h, synthetic.h).
+// cifar10_reader.h, synthetic.h); InvalidSpec for a subset larger than its set.
 TrainTest load_dataset(const DatasetRequest& request);
 
 // What keeps load_dataset(request) from finding the dataset's files: exactly the message it

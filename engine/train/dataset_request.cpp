@@ -11,6 +11,8 @@ data::DatasetRequest dataset_request(const RunSpec& spec) {
     request.synthetic.channels = spec.synthetic_channels;
     request.synthetic.size = spec.synthetic_size;
     request.synthetic.seed = spec.seed;
+    request.train_subset = std::size_t(spec.train_subset);
+    request.test_subset = std::size_t(spec.test_subset);
     return request;
 }
 

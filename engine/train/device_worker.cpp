@@ -175,7 +175,7 @@ std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& m
     std::vector<DeviceStepTimes> out(std::size_t(comm_.size()));
     for (std::size_t r = 0; r < out.size(); ++r) {
         const float* t = all.data() + r * kTimeFields;
-        out[r] = DeviceStepTimes{t[0], t[1], t[2], t[3], t[4], t[5]};
+        out[r] = DeviceStepTimes{t[0], t[1], t[2], t[3], t[4], t[5], {}};
     }
     return out;
 }

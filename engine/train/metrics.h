@@ -8,6 +8,14 @@
 
 namespace scalelab {
 
+// One gradient bucket's all-reduce on one device, in seconds from the start of that device's step
+// (its first data fetch). With overlap it runs on the communication thread while backward goes
+// on; without, inside exposed_comm.
+struct BucketSpan {
+    double start = 0;
+    double end = 0;
+};
+
 // Where one device's step time went, in seconds. The parts add up to the step's wall time:
 //   data + forward + backward + exposed_comm + wait + optimizer (+ what no part covers, small).
 // exposed_comm is the all-reduce time backward did not hide: from the end of backward until the
@@ -19,6 +27,7 @@ struct DeviceStepTimes {
     double exposed_comm = 0;
     double wait = 0;
     double optimizer = 0;
+    std::vector<BucketSpan> allreduce;  // one per bucket, in launch order (empty: one device)
 };
 
 // Said once, before the first step.

@@ -151,6 +151,8 @@ std::vector<std::string> RunSpec::validate() const {
                 "synthetic_size must be a multiple of 4 between 4 and 256 (got " +
                     std::to_string(synthetic_size) + ")");
     }
+    require(train_subset >= 0, "train_subset must be 0 (the whole set) or a count of images");
+    require(test_subset >= 0, "test_subset must be 0 (the whole set) or a count of images");
     require(epochs >= 1, "epochs must be at least 1 (got " + std::to_string(epochs) + ")");
     require(
         batch >= 1 && batch <= 65536,

@@ -36,6 +36,10 @@ struct RunSpec {
     int synthetic_channels = 1;
     int synthetic_size = 28;
     Augmentation augment = Augmentation::None;  // seeded per device and epoch
+    // Quick runs (lessons, classroom demos) train and evaluate on the first N images of each set;
+    // 0: the whole set. More than the set holds is an error, not a silent clamp.
+    int train_subset = 0;
+    int test_subset = 0;
 
     // How long, and with which batch.
     int epochs = 2;

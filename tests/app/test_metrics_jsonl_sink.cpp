@@ -68,7 +68,7 @@ class TestMetricsJsonlSink : public QObject {
             sink.on_step(step_metrics(1, 2.3, 0.05, 1000));
             scalelab::StepMetrics second = step_metrics(2, 2.1, 0.04, 1100);
             second.devices.resize(2);
-            second.devices[1] = {0.001, 0.01, 0.02, 0.003, 0.004, 0.005};
+            second.devices[1] = {0.001, 0.01, 0.02, 0.003, 0.004, 0.005, {}};
             second.noise_scale = 1234.5;
             sink.on_step(second);
             scalelab::EpochMetrics epoch_metrics;

@@ -29,7 +29,7 @@ scalelab::StepMetrics step_on(int devices, int step_in_epoch, double forward_s) 
     m.images_per_s = 1000;
     m.seconds = 0.1;
     for (int rank = 0; rank < devices; ++rank)
-        m.devices.push_back({0.001, forward_s, 0.004, 0.0005, 0.0002, 0.0003});
+        m.devices.push_back({0.001, forward_s, 0.004, 0.0005, 0.0002, 0.0003, {}});
     return m;
 }
 

@@ -5,6 +5,7 @@
 #include <QDir>
 #include <QTemporaryDir>
 #include <QtTest>
+#include <algorithm>
 
 #include "data/dataset.h"
 #include "data/load.h"
@@ -95,6 +96,28 @@ class TestLoadDataset : public QObject {
         QCOMPARE(tt.test.count(), std::size_t(20));
         QCOMPARE(tt.train.height, 12);
         QVERIFY(tt.train.images == direct.train.images);
+    }
+
+    void subsetKeepsTheFirstImages() {
+        DatasetRequest r{"synthetic", "", {}};
+        r.synthetic.train = 50;
+        r.synthetic.test = 20;
+        r.synthetic.size = 12;
+        const TrainTest whole = load_dataset(r);
+        r.train_subset = 7;
+        r.test_subset = 20;  // the whole set is allowed
+        const TrainTest part = load_dataset(r);
+        QCOMPARE(part.train.count(), std::size_t(7));
+        QCOMPARE(part.test.count(), std::size_t(20));
+        QVERIFY(std::equal(part.train.images.begin(), part.train.images.end(),
+                           whole.train.images.begin()));
+        QCOMPARE(part.train.images.size(), 7 * whole.train.image_size());
+
+        r.test_subset = 21;  // larger than the set: an error naming the field, not a clamp
+        const auto [kind, message] = error_of(r);
+        QCOMPARE(kind, int(ErrorKind::InvalidSpec));
+        QVERIFY2(contains(message, "test_subset is 21") && contains(message, "only 20"),
+                 message.c_str());
     }
 
     void mnistFromFolder() {
