@@ -511,6 +511,7 @@ void RunCollection::on_step(int controller_id, const StepMetrics& step) {
         return;
     run->step = step.step;
     run->epoch = step.epoch;
+    run->timings.push_back({step.step, run->train_seconds, step.seconds, step.devices});
     run->train_seconds += step.seconds;
     const double samples = double(step.step) * double(run->info.global_batch);
     const auto add = [&](Metric metric, double value) {

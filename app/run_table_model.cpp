@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "run_annotations.h"
 #include "run_comparison.h"
 #include "run_summary.h"
 
@@ -144,9 +145,7 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
         case Qt::ToolTipRole:
             return tool_tip(*run, column);
         case Qt::TextAlignmentRole:
-            if (column >= BestAccuracyColumn)
-                return int(Qt::AlignRight | Qt::AlignVCenter);
-            return int(Qt::AlignLeft | Qt::AlignVCenter);
+            return int((is_numeric(column) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
         case RunIdRole:
             return run->id;
         case ProgressRole:
@@ -179,6 +178,8 @@ QVariant RunTableModel::display(const RunRecord& run, int column) const {
             return images_per_s_text(run, baseline);
         case EfficiencyColumn:
             return efficiency_text(run);
+        case NotesColumn:
+            return notes(run).join(QStringLiteral("; "));
         default:
             return {};
     }
@@ -191,6 +192,11 @@ QVariant RunTableModel::tool_tip(const RunRecord& run, int column) const {
         return tr(
             "Images/s over (devices × images/s of the 1-device run of the same "
             "configuration); 100% is perfect linear scaling.");
+    if (column == NotesColumn) {
+        const QStringList lines = notes(run);
+        if (!lines.isEmpty())
+            return lines.join(QLatin1Char('\n'));
+    }
     QString text = configuration_summary(run.spec);
     if (!run.tags.isEmpty())
         text += tr("\nTags: %1").arg(run.tags.join(QStringLiteral(", ")));
@@ -270,6 +276,17 @@ QString RunTableModel::efficiency_text(const RunRecord& run) const {
     return efficiency ? QStringLiteral("%1%").arg(*efficiency * 100.0, 0, 'f', 0) : no_value;
 }
 
+QStringList RunTableModel::notes(const RunRecord& run) {
+    QStringList texts;
+    for (const RunAnnotation& annotation : run_annotations(run))
+        texts << annotation.text;
+    return texts;
+}
+
+bool RunTableModel::is_numeric(int column) {
+    return column >= BestAccuracyColumn && column <= EfficiencyColumn;
+}
+
 const RunRecord* RunTableModel::baseline_for(const RunRecord& run) const {
     if (runs_.baseline() == 0 || runs_.baseline() == run.id)
         return nullptr;
@@ -280,8 +297,7 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
     if (orientation != Qt::Horizontal)
         return {};
     if (role == Qt::TextAlignmentRole)
-        return int((section >= BestAccuracyColumn ? Qt::AlignRight : Qt::AlignLeft) |
-                   Qt::AlignVCenter);
+        return int((is_numeric(section) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && section == EfficiencyColumn)
         return tr(
             "Images/s over (devices × images/s of the 1-device run of the same "
@@ -305,6 +321,8 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
             return tr("Images/s");
         case EfficiencyColumn:
             return tr("Scaling eff.");
+        case NotesColumn:
+            return tr("Notes");
         default:
             return {};
     }

@@ -31,6 +31,7 @@ class RunTableModel : public QAbstractTableModel {
         TimeToTargetColumn,
         ImagesPerSecondColumn,
         EfficiencyColumn,
+        NotesColumn,  // run_annotations(): divergence, targets reached, ...
         ColumnCount
     };
     enum Role {
@@ -75,6 +76,9 @@ class RunTableModel : public QAbstractTableModel {
     QString time_to_target_text(const RunRecord& run, const RunRecord* baseline) const;
     QString images_per_s_text(const RunRecord& run, const RunRecord* baseline) const;
     QString efficiency_text(const RunRecord& run) const;
+    static QStringList notes(const RunRecord& run);
+    // The figures, right-aligned to line up their digits.
+    static bool is_numeric(int column);
     // The baseline run to compare `run` with; null when there is none or `run` is it.
     const RunRecord* baseline_for(const RunRecord& run) const;
 

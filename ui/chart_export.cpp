@@ -8,6 +8,7 @@
 #include <QSaveFile>
 #include <QSvgGenerator>
 
+#include <algorithm>
 #include <vector>
 
 #include "chart_grid.h"
@@ -38,12 +39,16 @@ std::vector<Placed> one_chart(ChartSurface& chart) {
 }
 
 std::vector<Placed> grid_charts(ChartGrid& grid) {
+    const std::vector<int> rows = chart_grid_rows(int(grid.shownCharts().size()));
+    const qreal width = *std::max_element(rows.begin(), rows.end()) * chart_export_size.width();
     std::vector<Placed> placed;
-    for (const ChartKind kind : all_chart_kinds) {
-        const int index = int(kind);
-        const QPointF corner((index % 2) * chart_export_size.width(),
-                             (index / 2) * chart_export_size.height());
-        placed.push_back({.chart = &grid.chart(kind), .area = QRectF(corner, chart_export_size)});
+    auto next = grid.shownCharts().begin();
+    for (std::size_t row = 0; row < rows.size(); ++row) {
+        const QSizeF size(width / rows[row], chart_export_size.height());
+        for (int column = 0; column < rows[row]; ++column)
+            placed.push_back(
+                {.chart = &grid.chart(*next++),
+                 .area = QRectF(QPointF(column * size.width(), qreal(row) * size.height()), size)});
     }
     return placed;
 }

@@ -9,8 +9,9 @@ class ChartGrid;
 class ChartSurface;
 
 // The size of one exported chart at scale 1: pixels in a PNG, user units in an SVG. The grid is
-// two by two of these. Charts are laid out at this size whatever their size on screen, so an
-// export looks the same from any window.
+// the charts it shows, in rows as on screen (chart_grid_rows()): the widest row is of charts of
+// this size, the charts of a shorter row share its width. Charts are laid out at this size
+// whatever their size on screen, so an export looks the same from any window.
 inline constexpr QSize chart_export_size{1000, 600};
 
 // Each writes `path` (replacing it only once the whole file is written) and returns true, or

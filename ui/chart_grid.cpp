@@ -9,6 +9,7 @@
 #include <QSlider>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <utility>
@@ -16,6 +17,7 @@
 
 #include "curve_decimation.h"
 #include "curve_smoothing.h"
+#include "run_annotations.h"
 #include "run_collection.h"
 #include "run_palette.h"
 
@@ -24,6 +26,9 @@ namespace scalelab {
 namespace {
 
 constexpr int slider_steps = 100;  // the smoothing slider moves in steps of 0.01
+// The grid layout's columns: a multiple of every row's chart count, so that each chart of a row
+// spans an equal share of them.
+constexpr int layout_columns = 6;
 
 Metric metric_of(ChartKind kind) {
     switch (kind) {
@@ -35,8 +40,23 @@ Metric metric_of(ChartKind kind) {
             return Metric::ImagesPerSecond;
         case ChartKind::LearningRate:
             return Metric::LearningRate;
+        case ChartKind::NoiseScale:
+            return Metric::NoiseScale;
     }
     return Metric::TrainLoss;
+}
+
+// The chart that draws `metric`; nothing for the curves no chart shows.
+std::optional<ChartKind> chart_of(Metric metric) {
+    for (const ChartKind kind : all_chart_kinds)
+        if (metric_of(kind) == metric)
+            return kind;
+    return std::nullopt;
+}
+
+// Per-epoch curves have a value at whole epochs only.
+bool per_epoch(Metric metric) {
+    return metric == Metric::ValAccuracy || metric == Metric::ValLoss;
 }
 
 QString y_title(ChartKind kind) {
@@ -49,6 +69,8 @@ QString y_title(ChartKind kind) {
             return ChartGrid::tr("Images/s");
         case ChartKind::LearningRate:
             return ChartGrid::tr("Learning rate");
+        case ChartKind::NoiseScale:
+            return ChartGrid::tr("Batch size (B_simple)");
     }
     return {};
 }
@@ -73,12 +95,12 @@ bool smoothed(ChartKind kind) {
     return kind == ChartKind::TrainLoss || kind == ChartKind::ImagesPerSecond;
 }
 
-double x_of(const MetricPoint& point, const RunRecord& record, XAxis axis, bool per_epoch) {
+double x_of(const MetricPoint& point, const RunRecord& record, XAxis axis, bool whole_epoch) {
     switch (axis) {
         case XAxis::Step:
             return double(point.step);
         case XAxis::Epoch:
-            if (per_epoch || record.info.steps_per_epoch <= 0)
+            if (whole_epoch || record.info.steps_per_epoch <= 0)
                 return point.epoch;
             return double(point.step) / record.info.steps_per_epoch;
         case XAxis::Samples:
@@ -113,6 +135,11 @@ std::optional<double> warmup_end_x(const RunRecord& record, XAxis axis) {
     return std::nullopt;
 }
 
+// Reference lines: the end of warm-up, the global batch.
+SeriesStyle reference_style(const QColor& colour) {
+    return {.colour = colour, .width = 1.5, .faint = false, .dashed = true, .markers = false};
+}
+
 QList<QPointF> to_points(const std::vector<double>& xs, const std::vector<double>& ys) {
     QList<QPointF> points;
     points.reserve(qsizetype(xs.size()));
@@ -124,20 +151,23 @@ QList<QPointF> to_points(const std::vector<double>& xs, const std::vector<double
 }  // namespace
 
 ChartGrid::ChartGrid(RunCollection& runs, QWidget* parent) : QWidget(parent), runs_(runs) {
-    auto* grid = new QGridLayout;
-    grid->setSpacing(6);
+    chart_layout_ = new QGridLayout;
+    chart_layout_->setSpacing(6);
+    for (int column = 0; column < layout_columns; ++column)
+        chart_layout_->setColumnStretch(column, 1);
     for (const ChartKind kind : all_chart_kinds) {
-        const int index = int(kind);
-        charts_[index] = make_chart_surface(this);
-        charts_[index]->setTitle(title(kind));
-        grid->addWidget(charts_[index]->widget(), index / 2, index % 2);
+        charts_[int(kind)] = make_chart_surface(this);
+        charts_[int(kind)]->setTitle(title(kind));
     }
+    // B_simple spans orders of magnitude as training goes on.
+    chart(ChartKind::NoiseScale).setLogY(true);
     updateAxisTitles();
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(createControls());
-    layout->addLayout(grid, 1);
+    layout->addLayout(chart_layout_, 1);
+    setShownCharts({default_shown_charts.begin(), default_shown_charts.end()});
 
     redraw_timer_.setSingleShot(true);
     redraw_timer_.setInterval(redraw_interval_ms);
@@ -181,6 +211,22 @@ QWidget* ChartGrid::createControls() {
     log_loss_box_ = new QCheckBox(tr("&Log scale (loss)"));
     connect(log_loss_box_, &QCheckBox::toggled, this, &ChartGrid::setLogLoss);
 
+    noise_scale_box_ = new QCheckBox(tr("&Noise scale"));
+    noise_scale_box_->setToolTip(
+        tr("Show the gradient noise scale B_simple: the batch size beyond which a larger batch "
+           "mostly wastes compute (measured with more than one device or with accumulation)"));
+    connect(noise_scale_box_, &QCheckBox::toggled, this, [this](bool shown) {
+        std::vector<ChartKind> charts = shown_;
+        std::erase(charts, ChartKind::NoiseScale);
+        if (shown)
+            charts.push_back(ChartKind::NoiseScale);
+        // Refused when it would leave no chart: the box stays as it was.
+        if (!setShownCharts(charts)) {
+            const QSignalBlocker blocker(noise_scale_box_);
+            noise_scale_box_->setChecked(!shown);
+        }
+    });
+
     row->addWidget(x_label);
     row->addWidget(x_axis_box_);
     row->addSpacing(16);
@@ -189,6 +235,8 @@ QWidget* ChartGrid::createControls() {
     row->addWidget(smoothing_value_);
     row->addSpacing(16);
     row->addWidget(log_loss_box_);
+    row->addSpacing(16);
+    row->addWidget(noise_scale_box_);
     row->addStretch(1);
     return controls;
 }
@@ -207,13 +255,59 @@ QString ChartGrid::title(ChartKind kind) {
             return tr("Throughput");
         case ChartKind::LearningRate:
             return tr("Learning rate");
+        case ChartKind::NoiseScale:
+            return tr("Gradient noise scale");
     }
     return {};
 }
 
 QString ChartGrid::seriesKey(int runId, SeriesPart part) {
-    static constexpr std::array<const char*, 3> part_names = {"curve", "raw", "warmup-end"};
+    static constexpr std::array<const char*, 4> part_names = {"curve", "raw", "warmup-end",
+                                                              "global-batch"};
     return QStringLiteral("run-%1-%2").arg(runId).arg(QLatin1String(part_names[int(part)]));
+}
+
+QString ChartGrid::annotationKey(int runId, int index) {
+    return QStringLiteral("run-%1-note-%2").arg(runId).arg(index);
+}
+
+std::vector<int> chart_grid_rows(int count) {
+    const int per_row = count <= 2 ? count : count <= 4 ? 2 : 3;
+    std::vector<int> rows;
+    for (int left = count; left > 0; left -= per_row)
+        rows.push_back(std::min(left, per_row));
+    return rows;
+}
+
+bool ChartGrid::setShownCharts(const std::vector<ChartKind>& charts) {
+    const std::set<ChartKind> distinct(charts.begin(), charts.end());
+    if (charts.empty() || distinct.size() != charts.size())
+        return false;
+    shown_ = charts;
+    const QSignalBlocker blocker(noise_scale_box_);
+    noise_scale_box_->setChecked(distinct.contains(ChartKind::NoiseScale));
+    layOutCharts();
+    return true;
+}
+
+void ChartGrid::layOutCharts() {
+    for (const ChartKind kind : all_chart_kinds) {
+        QWidget* widget = chart(kind).widget();
+        chart_layout_->removeWidget(widget);
+        widget->setVisible(std::find(shown_.begin(), shown_.end(), kind) != shown_.end());
+    }
+    const std::vector<int> rows = chart_grid_rows(int(shown_.size()));
+    auto next = shown_.begin();
+    for (int row = 0; row < chart_layout_->rowCount() || row < int(rows.size()); ++row) {
+        // Rows left over from a longer layout take no space.
+        chart_layout_->setRowStretch(row, row < int(rows.size()) ? 1 : 0);
+        if (row >= int(rows.size()))
+            continue;
+        const int in_row = rows[std::size_t(row)];
+        const int span = layout_columns / in_row;
+        for (int column = 0; column < in_row; ++column)
+            chart_layout_->addWidget(chart(*next++).widget(), row, column * span, 1, span);
+    }
 }
 
 bool ChartGrid::logLoss() const {
@@ -301,6 +395,8 @@ void ChartGrid::redrawNow() {
 void ChartGrid::drawRun(const RunRecord& record) {
     for (const ChartKind kind : all_chart_kinds)
         drawChart(kind, record);
+    drawGlobalBatch(record);
+    drawAnnotations(record);
     drawn_.insert(record.id);
 }
 
@@ -316,19 +412,19 @@ void ChartGrid::drawChart(ChartKind kind, const RunRecord& record) {
         return;
     }
 
-    const bool per_epoch = kind == ChartKind::ValAccuracy;
+    const bool whole_epochs = per_epoch(metric_of(kind));
     std::vector<double> xs;
     std::vector<double> ys;
     xs.reserve(curve.size());
     ys.reserve(curve.size());
     for (const MetricPoint& point : curve) {
-        xs.push_back(x_of(point, record, x_axis_, per_epoch));
+        xs.push_back(x_of(point, record, x_axis_, whole_epochs));
         ys.push_back(point.value);
     }
 
     const QColor colour = run_colour(record.colour);
     const SeriesStyle line{
-        .colour = colour, .width = 2.0, .faint = false, .dashed = false, .markers = per_epoch};
+        .colour = colour, .width = 2.0, .faint = false, .dashed = false, .markers = whole_epochs};
     if (smoothed(kind) && smoothing_ > 0.0) {
         const SeriesStyle faint{
             .colour = colour, .width = 1.0, .faint = true, .dashed = false, .markers = false};
@@ -340,19 +436,65 @@ void ChartGrid::drawChart(ChartKind kind, const RunRecord& record) {
         surface.setSeries(curve_key, record.name, decimate_min_max(to_points(xs, ys)), line);
     }
 
-    if (const std::optional<double> warmup_x = warmup_end_x(record, x_axis_)) {
-        const SeriesStyle dashed{
-            .colour = colour, .width = 1.5, .faint = false, .dashed = true, .markers = false};
-        surface.setVerticalLine(warmup_key, *warmup_x, dashed);
-    } else {
+    if (const std::optional<double> warmup_x = warmup_end_x(record, x_axis_))
+        surface.setVerticalLine(warmup_key, *warmup_x, reference_style(colour));
+    else
         surface.removeSeries(warmup_key);
+}
+
+// A noise scale well under the global batch says the batch is past the point where a larger
+// one still pays: the line is what the run's curve is read against, drawn with it.
+void ChartGrid::drawGlobalBatch(const RunRecord& record) {
+    ChartSurface& surface = chart(ChartKind::NoiseScale);
+    const QString key = seriesKey(record.id, SeriesPart::GlobalBatch);
+    if (record.curve(Metric::NoiseScale).empty() || record.info.global_batch <= 0)
+        surface.removeSeries(key);
+    else
+        surface.setHorizontalLine(key, record.info.global_batch,
+                                  reference_style(run_colour(record.colour)));
+}
+
+void ChartGrid::drawAnnotations(const RunRecord& record) {
+    const SeriesStyle style{.colour = run_colour(record.colour),
+                            .width = 2.0,
+                            .faint = false,
+                            .dashed = false,
+                            .markers = true};
+    int labels = 0;
+    for (const RunAnnotation& annotation : run_annotations(record)) {
+        const std::optional<ChartKind> kind = chart_of(annotation.metric);
+        if (!annotation.at || !kind)
+            continue;
+        const QString key = annotationKey(record.id, labels++);
+        // The run's notes change as it goes on: a key may have been on another chart.
+        for (const ChartKind other : all_chart_kinds)
+            if (other != *kind)
+                chart(other).removeSeries(key);
+        const QPointF at(x_of(*annotation.at, record, x_axis_, per_epoch(annotation.metric)),
+                         annotation.at->value);
+        chart(*kind).setLabel(key, at, annotation.text, style);
     }
+    eraseAnnotations(record.id, labels);
+    labels_drawn_[record.id] = labels;
+}
+
+// Removes the run's labels from `from` on.
+void ChartGrid::eraseAnnotations(int id, int from) {
+    const auto drawn = labels_drawn_.find(id);
+    if (drawn == labels_drawn_.end())
+        return;
+    for (int index = from; index < drawn->second; ++index)
+        for (auto& surface : charts_)
+            surface->removeSeries(annotationKey(id, index));
 }
 
 void ChartGrid::eraseRun(int id) {
     for (auto& surface : charts_)
-        for (const SeriesPart part : {SeriesPart::Curve, SeriesPart::Raw, SeriesPart::WarmupEnd})
+        for (const SeriesPart part :
+             {SeriesPart::Curve, SeriesPart::Raw, SeriesPart::WarmupEnd, SeriesPart::GlobalBatch})
             surface->removeSeries(seriesKey(id, part));
+    eraseAnnotations(id, 0);
+    labels_drawn_.erase(id);
     drawn_.erase(id);
 }
 

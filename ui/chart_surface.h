@@ -40,6 +40,9 @@ class ChartSurface {
 
     virtual void setTitle(const QString& title) = 0;
     virtual void setAxisTitles(const QString& x, const QString& y) = 0;
+    // A logarithmic x axis; points with x <= 0 are then left out of the drawing.
+    virtual void setLogX(bool log) = 0;
+    virtual bool logX() const = 0;
     // A logarithmic y axis; points with y <= 0 are then left out of the drawing.
     virtual void setLogY(bool log) = 0;
     virtual bool logY() const = 0;
@@ -57,7 +60,17 @@ class ChartSurface {
     // the keys of setSeries: removeSeries and hasSeries take it too. It never has a legend entry,
     // and fitAxes() includes its x but not the y range it spans.
     virtual void setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) = 0;
-    // Sets both axes' ranges to the points of every series (with a small margin).
+    // A horizontal line at `y` across the whole width of the plot (a run's global batch on the
+    // noise-scale chart). Shares the keys of setSeries, never has a legend entry, and fitAxes()
+    // includes its y but not the x range it spans.
+    virtual void setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) = 0;
+    // A dot at `at` with `text` written beside it (a run's annotation: "diverged at step 412"),
+    // in the style's colour on the chart's background, kept inside the plot area. Shares the keys
+    // of setSeries, never has a legend entry; fitAxes() includes `at`.
+    virtual void setLabel(const QString& key, QPointF at, const QString& text,
+                          const SeriesStyle& style) = 0;
+    // Sets both axes' ranges to the points of every series (with a small margin); a log axis
+    // spans whole powers of ten, or of two for counts within two decades (batches, steps).
     virtual void fitAxes() = 0;
 
     // Light (default) or dark colours for the background, grid, axes and text; series keep

@@ -639,6 +639,10 @@ QWidget* ExperimentForm::buildAdvancedSection() {
         addRow(layout, label, bind(name, member),
                tr("The synthetic dataset: train and test images, channels (1 or 3), side "
                   "(multiple of 4)"));
+    addRow(layout, tr("Train subset"), bind("train_subset", &RunSpec::train_subset),
+           tr("Train on the first N training images only, for quick runs (0: all)"));
+    addRow(layout, tr("Test subset"), bind("test_subset", &RunSpec::test_subset),
+           tr("Evaluate on the first N test images only (0: all)"));
     return advancedSection_;
 }
 

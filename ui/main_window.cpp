@@ -25,6 +25,8 @@
 #include "chart_grid.h"
 #include "experiment_form.h"
 #include "export_dialog.h"
+#include "lesson_library.h"
+#include "lesson_panel.h"
 #include "log_pane.h"
 #include "log_relay.h"
 #include "metrics_export.h"
@@ -35,7 +37,9 @@
 #include "run_table_model.h"
 #include "run_table_view.h"
 #include "scaling_view.h"
+#include "steps_to_target_view.h"
 #include "store_error_dialog.h"
+#include "time_breakdown_view.h"
 
 namespace scalelab {
 
@@ -85,6 +89,10 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     views_ = new QTabWidget;
     views_->addTab(charts_, tr("Charts"));
     views_->addTab(scaling_, tr("Scaling"));
+    steps_to_target_ = new StepsToTargetView(runs_);
+    views_->addTab(steps_to_target_, tr("Steps to target"));
+    time_breakdown_ = new TimeBreakdownView(runs_);
+    views_->addTab(time_breakdown_, tr("Time breakdown"));
 
     table_model_ = new RunTableModel(runs_, this);
     table_ = new RunTableView(runs_, *table_model_);
@@ -113,6 +121,15 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     // The engine's and the run controller's spdlog lines, from whichever thread logs them.
     auto* relay = new LogRelay(this);
     connect(relay, &LogRelay::lineLogged, log_, &LogPane::appendLine);
+
+    lesson_panel_ = new LessonPanel(runs_);
+    lesson_dock_ = new QDockWidget(tr("Lesson"), this);
+    lesson_dock_->setObjectName(QStringLiteral("LessonDock"));
+    lesson_dock_->setWidget(lesson_panel_);
+    addDockWidget(Qt::RightDockWidgetArea, lesson_dock_);
+    lesson_dock_->hide();
+    connect(lesson_panel_, &LessonPanel::runLessonRequested, this, &MainWindow::runLesson);
+    connect(lesson_panel_, &LessonPanel::viewRequested, this, &MainWindow::showView);
 
     status_label_ = new QLabel;
     store_label_ = new QLabel;
@@ -151,7 +168,7 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     resize(1500, 950);
     // The log is for glancing at: a few lines, the charts and the table get the height.
     resizeDocks({log_dock_}, {110}, Qt::Vertical);
-    resizeDocks({form_dock_}, {390}, Qt::Horizontal);
+    resizeDocks({form_dock_, lesson_dock_}, {390, 340}, Qt::Horizontal);
     updateActions();
     updateStatus();
     updateStoreStatus();
@@ -249,12 +266,17 @@ void MainWindow::createMenus() {
     run->addAction(stop_action_);
     run->addAction(stop_all_action_);
 
+    lessons_menu_ = menuBar()->addMenu(tr("&Lessons"));
+    connect(lessons_menu_, &QMenu::aboutToShow, this, &MainWindow::fillLessonsMenu);
+    fillLessonsMenu();
+
     QMenu* view = menuBar()->addMenu(tr("&View"));
     view->addAction(presenter_action_);
     view->addAction(dark_action_);
     view->addSeparator();
     view->addAction(form_dock_->toggleViewAction());
     view->addAction(log_dock_->toggleViewAction());
+    view->addAction(lesson_dock_->toggleViewAction());
 
     QToolBar* toolbar = addToolBar(tr("Run"));
     toolbar->setObjectName(QStringLiteral("RunToolBar"));
@@ -265,6 +287,157 @@ void MainWindow::createMenus() {
     toolbar->addSeparator();
     toolbar->addAction(export_action_);
     toolbar->addAction(presenter_action_);
+}
+
+void MainWindow::fillLessonsMenu() {
+    lessons_menu_->clear();
+    int number = 0;
+    for (const LessonEntry& entry : list_lessons(devices_)) {
+        const QString file = QFileInfo(entry.file).fileName();
+        if (entry.lesson) {
+            ++number;
+            QAction* action = lessons_menu_->addAction(
+                QStringLiteral("&%1  %2").arg(number).arg(entry.lesson->title), this,
+                [this, lesson = *entry.lesson] { openLesson(lesson); });
+            action->setToolTip(native(entry.file));
+        } else {
+            lessons_menu_->addAction(
+                tr("%1 (cannot be opened)").arg(file), this, [this, error = entry.error, file] {
+                    QMessageBox::warning(this, tr("Cannot open the lesson %1").arg(file), error);
+                });
+        }
+    }
+    lessons_menu_->addSeparator();
+    lessons_menu_->addAction(tr("Open lesson &file..."), this, &MainWindow::chooseLessonFile);
+    QAction* close = lessons_menu_->addAction(tr("&Close lesson"), this, &MainWindow::closeLesson);
+    close->setEnabled(lesson_panel_->lesson().has_value());
+    QAction* folder =
+        lessons_menu_->addAction(tr("Your lessons go in %1").arg(native(user_lessons_folder())));
+    folder->setEnabled(false);
+}
+
+void MainWindow::openLesson(const Lesson& lesson) {
+    lesson_panel_->setLesson(lesson);
+    lesson_dock_->show();
+    lesson_dock_->raise();
+    std::vector<ChartKind> grid;
+    for (const LessonChart chart : lesson.charts)
+        switch (chart) {  // -Wswitch flags a chart left out
+            case LessonChart::TrainLoss:
+                grid.push_back(ChartKind::TrainLoss);
+                break;
+            case LessonChart::ValAccuracy:
+                grid.push_back(ChartKind::ValAccuracy);
+                break;
+            case LessonChart::ImagesPerSecond:
+                grid.push_back(ChartKind::ImagesPerSecond);
+                break;
+            case LessonChart::LearningRate:
+                grid.push_back(ChartKind::LearningRate);
+                break;
+            case LessonChart::NoiseScale:
+                grid.push_back(ChartKind::NoiseScale);
+                break;
+            case LessonChart::Scaling:
+            case LessonChart::StepsToTarget:
+            case LessonChart::TimeBreakdown:
+                break;
+        }
+    charts_->setShownCharts(grid.empty() ? std::vector<ChartKind>(default_shown_charts.begin(),
+                                                                  default_shown_charts.end())
+                                         : grid);
+    switch (lesson.x_axis) {
+        case LessonAxis::Step:
+            charts_->setXAxis(XAxis::Step);
+            break;
+        case LessonAxis::Epoch:
+            charts_->setXAxis(XAxis::Epoch);
+            break;
+        case LessonAxis::Samples:
+            charts_->setXAxis(XAxis::Samples);
+            break;
+        case LessonAxis::Time:
+            charts_->setXAxis(XAxis::WallTime);
+            break;
+    }
+    if (!grid.empty() || lesson.charts.empty())
+        views_->setCurrentWidget(charts_);
+    else
+        showView(lesson.charts.front());
+    statusBar()->showMessage(
+        tr("Lesson: %1. Press Run lesson to start its runs.").arg(lesson.title), 6000);
+}
+
+bool MainWindow::openLessonFile(const QString& path, QString* error) {
+    const LessonEntry entry = load_lesson_file(path, devices_);
+    if (!entry.lesson) {
+        *error = entry.error;
+        return false;
+    }
+    openLesson(*entry.lesson);
+    return true;
+}
+
+void MainWindow::chooseLessonFile() {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open lesson"),
+                                                      user_lessons_folder(), tr("Lesson (*.json)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!openLessonFile(path, &error))
+        QMessageBox::warning(this, tr("Cannot open the lesson"), error);
+}
+
+void MainWindow::closeLesson() {
+    lesson_dock_->hide();
+    charts_->setShownCharts(
+        std::vector<ChartKind>(default_shown_charts.begin(), default_shown_charts.end()));
+}
+
+std::vector<int> MainWindow::runLesson() {
+    const std::optional<Lesson>& lesson = lesson_panel_->lesson();
+    if (!lesson)
+        return {};
+    // The lesson's runs side by side, and nothing else: earlier runs stay in the table, hidden.
+    for (const int id : runs_.ids())
+        if (runs_.find(id)->visible)
+            runs_.setVisible(id, false);
+    std::vector<RunSpec> specs;
+    std::vector<QString> names;
+    for (const LessonRun& run : lesson->runs) {
+        specs.push_back(run.spec);
+        names.push_back(run.name);
+    }
+    const std::vector<int> ids = runs_.enqueue(specs, names);
+    for (const int id : ids)
+        runs_.setTags(id, {lesson->title});
+    lesson_panel_->setRunIds(ids);
+    statusBar()->showMessage(
+        tr("Queued the lesson's %n run(s); earlier runs are hidden (show them in the table)",
+           nullptr, int(ids.size())),
+        6000);
+    return ids;
+}
+
+void MainWindow::showView(LessonChart chart) {
+    switch (chart) {
+        case LessonChart::Scaling:
+            views_->setCurrentWidget(scaling_);
+            return;
+        case LessonChart::StepsToTarget:
+            views_->setCurrentWidget(steps_to_target_);
+            return;
+        case LessonChart::TimeBreakdown:
+            views_->setCurrentWidget(time_breakdown_);
+            return;
+        default:
+            views_->setCurrentWidget(charts_);
+            return;
+    }
+}
+
+QWidget* MainWindow::currentView() const {
+    return views_->currentWidget();
 }
 
 void MainWindow::updateActions() {
@@ -442,9 +615,13 @@ void MainWindow::setPresenterMode(bool on) {
         restoreGeometry(geometry_before_presenter_);
     }
     form_->setAdvancedVisible(!on);
-    charts_->setFontScale(on ? presenter_font_scale : 1.0);
+    const double scale = on ? presenter_font_scale : 1.0;
+    charts_->setFontScale(scale);
+    scaling_->setFontScale(scale);
+    steps_to_target_->setFontScale(scale);
+    time_breakdown_->setFontScale(scale);
     QFont font = QApplication::font();
-    font.setPointSizeF(QFont().pointSizeF() * (on ? presenter_font_scale : 1.0));
+    font.setPointSizeF(QFont().pointSizeF() * scale);
     setFont(font);
 }
 
@@ -453,8 +630,12 @@ void MainWindow::setTheme(Theme theme) {
     dark_action_->setChecked(theme == Theme::Dark);
     if (auto* app = qobject_cast<QApplication*>(QApplication::instance()))
         apply_theme(*app, theme);
-    charts_->setDarkTheme(theme == Theme::Dark);
-    scaling_->setDarkTheme(theme == Theme::Dark);
+    // After apply_theme: the time breakdown's style sheets re-read the new palette.
+    const bool dark = theme == Theme::Dark;
+    charts_->setDarkTheme(dark);
+    scaling_->setDarkTheme(dark);
+    steps_to_target_->setDarkTheme(dark);
+    time_breakdown_->setDarkTheme(dark);
 }
 
 bool MainWindow::readyToReplaceRuns() {

@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "backend/device_inventory.h"
+#include "lesson.h"
 #include "theme.h"
 #include "train/run_spec.h"
 
 class QAction;
 class QDockWidget;
 class QLabel;
+class QMenu;
 class QSplitter;
 class QTabWidget;
 
@@ -18,12 +20,15 @@ namespace scalelab {
 
 class ChartGrid;
 class ExperimentForm;
+class LessonPanel;
 class LogPane;
 class RunCollection;
 class RunFilterBar;
 class RunTableModel;
 class RunTableView;
 class ScalingView;
+class StepsToTargetView;
+class TimeBreakdownView;
 struct ExportRequest;
 
 // ScaleLab's window: the experiment form on the left, the charts and the scaling view in the
@@ -50,7 +55,22 @@ class MainWindow : public QMainWindow {
     RunFilterBar& filterBar() { return *filter_bar_; }
     RunTableModel& tableModel() { return *table_model_; }
     ScalingView& scaling() { return *scaling_; }
+    StepsToTargetView& stepsToTarget() { return *steps_to_target_; }
+    TimeBreakdownView& timeBreakdown() { return *time_breakdown_; }
     LogPane& log() { return *log_; }
+    LessonPanel& lessonPanel() { return *lesson_panel_; }
+    // The tab shown in the middle (the charts, the scaling view, ...).
+    QWidget* currentView() const;
+
+    // Shows `lesson` beside the charts: its explanation and runs in the lesson panel, the charts
+    // it names and its x axis. Nothing runs until runLesson().
+    void openLesson(const Lesson& lesson);
+    // Reads a lesson file and opens it; false with the file's problems (file, line and field
+    // each) when it cannot be opened, and the lesson shown before stays.
+    bool openLessonFile(const QString& path, QString* error);
+    // Queues the open lesson's runs one after another, tagged with the lesson's title, and
+    // hides the other runs from the charts. Returns their ids (empty without a lesson).
+    std::vector<int> runLesson();
 
     // Opens the run store at `path` and shows its runs. When it cannot be opened (corrupt,
     // unreadable, locked, from a newer ScaleLab), a StoreErrorDialog says why and offers another
@@ -84,6 +104,8 @@ class MainWindow : public QMainWindow {
     void setPresenterMode(bool on);
     void setTheme(scalelab::Theme theme);
     void newExperimentFrom(int runId);
+    void chooseLessonFile();
+    void closeLesson();
 
   protected:
     void closeEvent(QCloseEvent* event) override;
@@ -91,6 +113,10 @@ class MainWindow : public QMainWindow {
   private:
     void createActions();
     void createMenus();
+    // Lists the shipped lessons and the user's own (re-read each time the menu opens, so that a
+    // file just written appears); a file with a problem is listed too, and says why when chosen.
+    void fillLessonsMenu();
+    void showView(LessonChart chart);
     void updateActions();
     void updateStatus();
     void updateStoreStatus();
@@ -112,6 +138,8 @@ class MainWindow : public QMainWindow {
     ExperimentForm* form_ = nullptr;
     ChartGrid* charts_ = nullptr;
     ScalingView* scaling_ = nullptr;
+    StepsToTargetView* steps_to_target_ = nullptr;
+    TimeBreakdownView* time_breakdown_ = nullptr;
     RunTableModel* table_model_ = nullptr;
     RunTableView* table_ = nullptr;
     RunFilterBar* filter_bar_ = nullptr;
@@ -120,6 +148,9 @@ class MainWindow : public QMainWindow {
     QTabWidget* views_ = nullptr;
     QDockWidget* form_dock_ = nullptr;
     QDockWidget* log_dock_ = nullptr;
+    LessonPanel* lesson_panel_ = nullptr;
+    QDockWidget* lesson_dock_ = nullptr;
+    QMenu* lessons_menu_ = nullptr;
     QLabel* status_label_ = nullptr;
     QLabel* store_label_ = nullptr;
 

@@ -31,15 +31,21 @@ const QMarginsF edge_margin(marker_size / 2 + 1, marker_size / 2 + 1, marker_siz
                             marker_size / 2 + 1);
 // Above the chart's grid and axes (Qt Charts draws its own series at about 4), below the legend.
 constexpr qreal curves_z = 5.0;
+constexpr qreal labels_z = 5.5;
+constexpr qreal label_padding = 3.0;  // between a label's text and the edge of its box
 const QColor light_background = Qt::white;
 const QColor dark_background(0x2b, 0x2d, 0x31);  // the dark theme's window colour
 
 // Beyond this (a diverged loss can get close) the margins and nice numbers of a range overflow.
 constexpr qreal largest_drawable = 1e300;
 
-bool drawable(QPointF point, bool log_y) {
-    return std::abs(point.x()) < largest_drawable && std::abs(point.y()) < largest_drawable &&
-           (!log_y || point.y() > 0);
+// Whether a value can be placed on an axis (linear or logarithmic).
+bool drawable(qreal value, bool log) {
+    return std::abs(value) < largest_drawable && (!log || value > 0);
+}
+
+bool drawable(QPointF point, bool log_x, bool log_y) {
+    return drawable(point.x(), log_x) && drawable(point.y(), log_y);
 }
 
 QValueAxis* make_value_axis() {
@@ -53,7 +59,7 @@ QLogValueAxis* make_log_axis() {
     auto* axis = new QLogValueAxis;
     axis->setBase(10.0);
     axis->setLabelFormat(QStringLiteral("%g"));
-    axis->setMinorTickCount(8);  // 2, 3, ... 9 between the powers of ten
+    axis->setMinorTickCount(8);
     return axis;
 }
 
@@ -84,26 +90,46 @@ Span linear_range(Span span, qreal margin) {
     return {low, span.high + extra};
 }
 
-// Whole decades around a span of positive values for a log axis; [1, 10] when it is empty.
-Span log_range(Span span) {
+// A log axis' range: whole powers of its base.
+struct LogRange {
+    Span span;
+    qreal base = 10.0;
+};
+
+// Whole powers around a span of positive values; [1, 10] when it is empty. A QLogValueAxis labels
+// the powers of its base only, so counts (batches, steps, images) spanning less than two decades
+// go in powers of two, which a decade has three of; fractions (losses) keep powers of ten, which
+// print short. Counts are often powers of two themselves (batches): a tenth of a power's margin
+// keeps them off the axes' ends.
+LogRange log_range(Span span) {
     if (span.empty())
-        return {1.0, 10.0};
-    const qreal low = std::pow(10.0, std::floor(std::log10(span.low)));
-    qreal high = std::pow(10.0, std::ceil(std::log10(span.high)));
+        return {{1.0, 10.0}, 10.0};
+    const bool binary = span.low >= 1.0 && span.high < 100.0 * span.low;
+    const qreal base = binary ? 2.0 : 10.0;
+    const qreal margin = binary ? 0.1 : 0.0;
+    const auto exponent = [binary](qreal value) {
+        return binary ? std::log2(value) : std::log10(value);
+    };
+    const qreal low = std::pow(base, std::floor(exponent(span.low) - margin));
+    qreal high = std::pow(base, std::ceil(exponent(span.high) + margin));
     if (high <= low)
-        high = low * 10.0;
-    return {low, high};
+        high = low * base;
+    return {{low, high}, base};
 }
 
-// Sets the axis to `range`, widened to nice numbers on a linear axis. The nice range is worked
-// out on a scratch axis: every change of a shown axis' range lays its labels out again, and
-// applyNiceNumbers() on the shown axis would change it twice per fit.
-void set_axis_range(QAbstractAxis* axis, Span range) {
-    auto* linear = qobject_cast<QValueAxis*>(axis);
-    if (linear == nullptr) {
-        axis->setRange(range.low, range.high);
-        return;
+void set_log_range(QLogValueAxis* axis, LogRange range) {
+    if (axis->base() != range.base) {
+        axis->setBase(range.base);
+        // 2, 3, ... 9 between the powers of ten; none between those of two, a grid line apart.
+        axis->setMinorTickCount(range.base == 10.0 ? 8 : 0);
     }
+    axis->setRange(range.span.low, range.span.high);
+}
+
+// Sets the axis to `range` widened to nice numbers. The nice range is worked out on a scratch
+// axis: every change of a shown axis' range lays its labels out again, and applyNiceNumbers() on
+// the shown axis would change it twice per fit.
+void set_linear_range(QValueAxis* linear, Span range) {
     QValueAxis nice;
     nice.setRange(range.low, range.high);
     nice.applyNiceNumbers();
@@ -112,6 +138,14 @@ void set_axis_range(QAbstractAxis* axis, Span range) {
     if (linear->tickCount() != nice.tickCount())
         linear->setTickCount(nice.tickCount());
     linear->setRange(nice.min(), nice.max());
+}
+
+// Fits a linear axis to `data` and a margin of its span, a log axis to whole powers around it.
+void fit_axis(QAbstractAxis* axis, Span data, qreal margin) {
+    if (auto* log = qobject_cast<QLogValueAxis*>(axis))
+        set_log_range(log, log_range(data));
+    else
+        set_linear_range(qobject_cast<QValueAxis*>(axis), linear_range(data, margin));
 }
 
 Span axis_range(const QAbstractAxis* axis) {
@@ -139,21 +173,28 @@ QColor blend(const QColor& colour, const QColor& background, int alpha) {
 // Data to plot-area coordinates.
 class PlotMapping {
   public:
-    PlotMapping(const QRectF& area, qreal min_x, qreal max_x, qreal min_y, qreal max_y, bool log_y)
-        : area_(area), log_y_(log_y), min_x_(min_x), min_y_(log_y ? std::log10(min_y) : min_y) {
+    PlotMapping(const QRectF& area, qreal min_x, qreal max_x, qreal min_y, qreal max_y, bool log_x,
+                bool log_y)
+        : area_(area),
+          log_x_(log_x),
+          log_y_(log_y),
+          min_x_(log_x ? std::log10(min_x) : min_x),
+          min_y_(log_y ? std::log10(min_y) : min_y) {
+        const qreal right = log_x ? std::log10(max_x) : max_x;
         const qreal top = log_y ? std::log10(max_y) : max_y;
-        x_scale_ = max_x > min_x ? area.width() / (max_x - min_x) : 0.0;
+        x_scale_ = right > min_x_ ? area.width() / (right - min_x_) : 0.0;
         y_scale_ = top > min_y_ ? area.height() / (top - min_y_) : 0.0;
     }
 
     QPointF map(QPointF value) const {
+        const qreal x = log_x_ ? std::log10(value.x()) : value.x();
         const qreal y = log_y_ ? std::log10(value.y()) : value.y();
-        return {area_.left() + (value.x() - min_x_) * x_scale_,
-                area_.bottom() - (y - min_y_) * y_scale_};
+        return {area_.left() + (x - min_x_) * x_scale_, area_.bottom() - (y - min_y_) * y_scale_};
     }
 
   private:
     QRectF area_;
+    bool log_x_;
     bool log_y_;
     qreal min_x_;
     qreal min_y_;
@@ -225,13 +266,15 @@ void drop_straight_points(QPolygonF& line, qreal tolerance, qreal reach) {
 
 }  // namespace
 
-// Draws the curves of the entries whose `fresh` flag matches its own into the plot area, faint
-// ones first.
-class QtChartsSurface::CurveLayer : public QGraphicsItem {
+// Draws into the plot area either the curves of the entries whose `fresh` flag matches the
+// layer's, faint ones first, or every label.
+class QtChartsSurface::PlotLayer : public QGraphicsItem {
   public:
-    CurveLayer(const QtChartsSurface& surface, bool fresh, QGraphicsItem* parent)
-        : QGraphicsItem(parent), surface_(surface), fresh_(fresh) {
-        setZValue(curves_z);
+    enum class Draws { SettledCurves, FreshCurves, Labels };
+
+    PlotLayer(const QtChartsSurface& surface, Draws draws, QGraphicsItem* parent)
+        : QGraphicsItem(parent), surface_(surface), draws_(draws) {
+        setZValue(draws == Draws::Labels ? labels_z : curves_z);
         setAcceptedMouseButtons(Qt::NoButton);
     }
 
@@ -250,19 +293,28 @@ class QtChartsSurface::CurveLayer : public QGraphicsItem {
             return;
         const Ranges& ranges = surface_.ranges_;
         const PlotMapping mapping(area_, ranges.min_x, ranges.max_x, ranges.min_y, ranges.max_y,
-                                  surface_.log_y_);
-        // Thinning works in device pixels (a 2x export keeps twice the detail); pixel painting
-        // draws wide lines segment by segment, vector output (SVG) as one polyline.
-        const qreal device_scale = std::max<qreal>(std::abs(painter->deviceTransform().m11()), 1);
-        const bool raster = painter->paintEngine() != nullptr &&
-                            painter->paintEngine()->type() == QPaintEngine::Raster;
+                                  surface_.log_x_, surface_.log_y_);
         painter->save();
         painter->setClipRect(boundingRect(), Qt::IntersectClip);
         painter->setRenderHint(QPainter::Antialiasing);
-        for (const bool faint : {true, false})
+        if (draws_ == Draws::Labels) {
             for (const Entry* entry : surface_.order_)
-                if (entry->fresh == fresh_ && entry->style.faint == faint)
-                    draw(*painter, *entry, mapping, device_scale, raster);
+                if (entry->kind == Kind::Label)
+                    drawLabel(*painter, *entry, mapping);
+        } else {
+            // Thinning works in device pixels (a 2x export keeps twice the detail); pixel painting
+            // draws wide lines segment by segment, vector output (SVG) as one polyline.
+            const qreal device_scale =
+                std::max<qreal>(std::abs(painter->deviceTransform().m11()), 1);
+            const bool raster = painter->paintEngine() != nullptr &&
+                                painter->paintEngine()->type() == QPaintEngine::Raster;
+            const bool fresh = draws_ == Draws::FreshCurves;
+            for (const bool faint : {true, false})
+                for (const Entry* entry : surface_.order_)
+                    if (entry->kind != Kind::Label && entry->fresh == fresh &&
+                        entry->style.faint == faint)
+                        draw(*painter, *entry, mapping, device_scale, raster);
+        }
         painter->restore();
     }
 
@@ -301,17 +353,53 @@ class QtChartsSurface::CurveLayer : public QGraphicsItem {
             painter.drawPolyline(polygon_);
         }
 
-        if (style.markers) {
-            painter.setPen(QPen(surface_.background(), 1.0));
-            painter.setBrush(style.colour);
-            const qreal radius = marker_size / 2;
+        if (style.markers)
             for (const QPointF& value : entry.shown)  // every one, thinned or not
-                painter.drawEllipse(mapping.map(value), radius, radius);
+                drawMarker(painter, mapping.map(value), style.colour);
+    }
+
+    // The text goes in a box of the background's colour beside the dot: on its right, or on its
+    // left where the right would leave the plot, and moved into the plot where it still leaves
+    // it, so that no curve or edge cuts through it.
+    void drawLabel(QPainter& painter, const Entry& entry, const PlotMapping& mapping) {
+        if (entry.shown.isEmpty())
+            return;
+        const QPointF dot = mapping.map(entry.shown.front());
+        const QColor colour = entry.style.colour;
+        if (!entry.text.isEmpty()) {
+            const QFont font = surface_.chart_->legend()->font();
+            const QFontMetricsF metrics(font, painter.device());
+            const QString text =
+                metrics.elidedText(entry.text, Qt::ElideRight, area_.width() - 2 * label_padding);
+            const QSizeF size(metrics.horizontalAdvance(text) + 2 * label_padding,
+                              metrics.height() + label_padding);
+            const qreal gap = marker_size / 2 + 2;
+            QRectF box(QPointF(dot.x() + gap, dot.y() - size.height() / 2), size);
+            if (box.right() > area_.right())
+                box.moveRight(dot.x() - gap);
+            box.moveLeft(std::clamp(box.left(), area_.left(),
+                                    std::max(area_.left(), area_.right() - box.width())));
+            box.moveTop(std::clamp(box.top(), area_.top(),
+                                   std::max(area_.top(), area_.bottom() - box.height())));
+            painter.setPen(QPen(blend(colour, surface_.background(), faint_alpha), 1.0));
+            painter.setBrush(surface_.background());
+            painter.drawRect(box);
+            painter.setFont(font);
+            painter.setPen(colour);
+            painter.drawText(box, Qt::AlignCenter, text);
         }
+        drawMarker(painter, dot, colour);
+    }
+
+    void drawMarker(QPainter& painter, QPointF centre, const QColor& colour) {
+        const qreal radius = marker_size / 2;
+        painter.setPen(QPen(surface_.background(), 1.0));
+        painter.setBrush(colour);
+        painter.drawEllipse(centre, radius, radius);
     }
 
     const QtChartsSurface& surface_;
-    const bool fresh_;
+    const Draws draws_;
     QRectF area_;
     QPolygonF polygon_;       // reused from paint to paint
     QList<QLineF> segments_;  // reused from paint to paint
@@ -327,17 +415,18 @@ QtChartsSurface::QtChartsSurface(QWidget* parent) {
     chart_->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
     applyBackground();
 
-    x_axis_ = make_value_axis();
-    chart_->addAxis(x_axis_, Qt::AlignBottom);
-    useYAxis(make_value_axis());
+    useAxis(Qt::Horizontal, make_value_axis());
+    useAxis(Qt::Vertical, make_value_axis());
+    applyFonts();
 
-    settled_ = new CurveLayer(*this, false, chart_);
+    settled_ = new PlotLayer(*this, PlotLayer::Draws::SettledCurves, chart_);
     // Repainted only when a curve settles in it or the axes move.
     settled_->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
-    fresh_ = new CurveLayer(*this, true, chart_);
+    fresh_ = new PlotLayer(*this, PlotLayer::Draws::FreshCurves, chart_);
+    labels_ = new PlotLayer(*this, PlotLayer::Draws::Labels, chart_);
     QObject::connect(chart_, &QChart::plotAreaChanged, chart_, [this](const QRectF& area) {
-        settled_->setArea(area);
-        fresh_->setArea(area);
+        for (PlotLayer* layer : {settled_, fresh_, labels_})
+            layer->setArea(area);
     });
     QObject::connect(chart_, &QGraphicsWidget::geometryChanged, chart_, [this] { placeLegend(); });
 
@@ -364,29 +453,41 @@ void QtChartsSurface::setAxisTitles(const QString& x, const QString& y) {
     y_axis_->setTitleText(y);
 }
 
+void QtChartsSurface::setLogX(bool log) {
+    if (log == log_x_)
+        return;
+    log_x_ = log;
+    useAxis(Qt::Horizontal, log ? static_cast<QAbstractAxis*>(make_log_axis()) : make_value_axis());
+    applyFonts();
+    // Lines keep their ends until fitAxes() places them on the new axis' range.
+    for (Entry* item : order_)
+        updateShown(*item);
+    fitAxes();
+}
+
 void QtChartsSurface::setLogY(bool log) {
     if (log == log_y_)
         return;
     log_y_ = log;
-    useYAxis(log ? static_cast<QAbstractAxis*>(make_log_axis()) : make_value_axis());
+    useAxis(Qt::Vertical, log ? static_cast<QAbstractAxis*>(make_log_axis()) : make_value_axis());
+    applyFonts();
     for (Entry* item : order_)
-        if (!item->vertical_x)
-            updateShown(*item);
+        updateShown(*item);
     fitAxes();
 }
 
-// Attaches every series to `axis` in place of the y axis in use (deleted), keeping its title.
-void QtChartsSurface::useYAxis(QAbstractAxis* axis) {
-    if (y_axis_ != nullptr) {
-        axis->setTitleText(y_axis_->titleText());
-        chart_->removeAxis(y_axis_);
-        delete y_axis_;
+// Attaches every series to `axis`.
+void QtChartsSurface::useAxis(Qt::Orientation orientation, QAbstractAxis* axis) {
+    QAbstractAxis*& used = orientation == Qt::Horizontal ? x_axis_ : y_axis_;
+    if (used != nullptr) {
+        axis->setTitleText(used->titleText());
+        chart_->removeAxis(used);
+        delete used;
     }
-    y_axis_ = axis;
-    chart_->addAxis(y_axis_, Qt::AlignLeft);
+    used = axis;
+    chart_->addAxis(used, orientation == Qt::Horizontal ? Qt::AlignBottom : Qt::AlignLeft);
     for (Entry* item : order_)
-        item->legend_series->attachAxis(y_axis_);
-    applyFonts();
+        item->legend_series->attachAxis(used);
 }
 
 QtChartsSurface::Entry& QtChartsSurface::entry(const QString& key, const SeriesStyle& style) {
@@ -408,6 +509,27 @@ QtChartsSurface::Entry& QtChartsSurface::entry(const QString& key, const SeriesS
     applyStyle(item);
     order_.push_back(&item);
     return item;
+}
+
+void QtChartsSurface::setLegend(Entry& item, const QString& legend) {
+    if (item.legend == legend)
+        return;
+    item.legend = legend;
+    applyStyle(item);
+}
+
+// Makes `item` a `kind` of entry; the layer that drew it as another kind draws it no more.
+void QtChartsSurface::reshape(Entry& item, Kind kind) {
+    if (item.kind == kind)
+        return;
+    layerOf(item)->update();
+    item.kind = kind;
+}
+
+QtChartsSurface::PlotLayer* QtChartsSurface::layerOf(const Entry& item) const {
+    if (item.kind == Kind::Label)
+        return labels_;
+    return item.fresh ? fresh_ : settled_;
 }
 
 void QtChartsSurface::applyStyle(Entry& item) {
@@ -436,16 +558,14 @@ void QtChartsSurface::applyStyle(Entry& item) {
 void QtChartsSurface::setSeries(const QString& key, const QString& legend,
                                 const QList<QPointF>& points, const SeriesStyle& style) {
     Entry& item = entry(key, style);
-    if (item.legend != legend) {
-        item.legend = legend;
-        applyStyle(item);
-    }
+    reshape(item, Kind::Curve);
+    setLegend(item, legend);
     item.points = points;
     updateShown(item);
 }
 
 void QtChartsSurface::updateShown(Entry& item) {
-    const auto keep = [this](QPointF point) { return drawable(point, log_y_); };
+    const auto keep = [this](QPointF point) { return drawable(point, log_x_, log_y_); };
     if (std::all_of(item.points.cbegin(), item.points.cend(), keep)) {
         item.shown = item.points;  // shared, not copied
     } else {
@@ -470,6 +590,10 @@ void QtChartsSurface::updateShown(Entry& item) {
 // The entry changed in this batch: it is drawn by the fresh layer until a batch passes
 // without a change to it.
 void QtChartsSurface::touch(Entry& item) {
+    if (item.kind == Kind::Label) {
+        labels_->update();
+        return;
+    }
     if (!item.fresh)
         settled_->update();
     item.fresh = true;
@@ -482,7 +606,7 @@ void QtChartsSurface::removeSeries(const QString& key) {
     if (found == entries_.end())
         return;
     Entry& item = found->second;
-    (item.fresh ? fresh_ : settled_)->update();
+    layerOf(item)->update();
     chart_->removeSeries(item.legend_series);
     delete item.legend_series;
     std::erase(order_, &item);
@@ -493,8 +617,8 @@ void QtChartsSurface::clearSeries() {
     chart_->removeAllSeries();
     order_.clear();
     entries_.clear();
-    settled_->update();
-    fresh_->update();
+    for (PlotLayer* layer : {settled_, fresh_, labels_})
+        layer->update();
 }
 
 bool QtChartsSurface::hasSeries(const QString& key) const {
@@ -508,11 +632,39 @@ QList<QPointF> QtChartsSurface::seriesPoints(const QString& key) const {
 
 void QtChartsSurface::setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) {
     Entry& item = entry(key, style);
-    const QList<QPointF> ends = {QPointF(x, ranges_.min_y), QPointF(x, ranges_.max_y)};
-    if (item.vertical_x == x && item.points == ends)
+    reshape(item, Kind::VerticalLine);
+    setLegend(item, {});
+    item.line_at = x;
+    placeLine(item);
+}
+
+void QtChartsSurface::setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) {
+    Entry& item = entry(key, style);
+    reshape(item, Kind::HorizontalLine);
+    setLegend(item, {});
+    item.line_at = y;
+    placeLine(item);
+}
+
+void QtChartsSurface::placeLine(Entry& item) {
+    const qreal at = item.line_at;
+    const QList<QPointF> ends =
+        item.kind == Kind::VerticalLine
+            ? QList<QPointF>{QPointF(at, ranges_.min_y), QPointF(at, ranges_.max_y)}
+            : QList<QPointF>{QPointF(ranges_.min_x, at), QPointF(ranges_.max_x, at)};
+    if (item.points == ends)
         return;
-    item.vertical_x = x;
     item.points = ends;
+    updateShown(item);
+}
+
+void QtChartsSurface::setLabel(const QString& key, QPointF at, const QString& text,
+                               const SeriesStyle& style) {
+    Entry& item = entry(key, style);
+    reshape(item, Kind::Label);
+    setLegend(item, {});
+    item.text = text;
+    item.points = {at};
     updateShown(item);
 }
 
@@ -520,20 +672,30 @@ void QtChartsSurface::fitAxes() {
     Span x;
     Span y;
     for (const Entry* item : order_) {
-        if (item->vertical_x) {
-            if (std::isfinite(*item->vertical_x))
-                x.include(*item->vertical_x, *item->vertical_x);
-        } else if (!item->extent.empty()) {
-            x.include(item->extent.min_x, item->extent.max_x);
-            y.include(item->extent.min_y, item->extent.max_y);
+        switch (item->kind) {
+            case Kind::Curve:
+            case Kind::Label:
+                if (!item->extent.empty()) {
+                    x.include(item->extent.min_x, item->extent.max_x);
+                    y.include(item->extent.min_y, item->extent.max_y);
+                }
+                break;
+            case Kind::VerticalLine:
+                if (drawable(item->line_at, log_x_))
+                    x.include(item->line_at, item->line_at);
+                break;
+            case Kind::HorizontalLine:
+                if (drawable(item->line_at, log_y_))
+                    y.include(item->line_at, item->line_at);
+                break;
         }
     }
-    // Progress (steps, epochs, samples, seconds, devices) reads best from zero: the x axis starts
-    // there when that at most doubles its range.
-    if (!x.empty() && x.low > 0 && x.low <= x.high - x.low)
+    // Progress (steps, epochs, samples, seconds, devices) reads best from zero: a linear x axis
+    // starts there when that at most doubles its range.
+    if (!log_x_ && !x.empty() && x.low > 0 && x.low <= x.high - x.low)
         x.low = 0;
-    set_axis_range(x_axis_, linear_range(x, 0.0));
-    set_axis_range(y_axis_, log_y_ ? log_range(y) : linear_range(y, y_margin));
+    fit_axis(x_axis_, x, 0.0);
+    fit_axis(y_axis_, y, y_margin);
 
     const Span shown_x = axis_range(x_axis_);
     const Span shown_y = axis_range(y_axis_);
@@ -542,18 +704,18 @@ void QtChartsSurface::fitAxes() {
     if (ranges.min_x != ranges_.min_x || ranges.max_x != ranges_.max_x ||
         ranges.min_y != ranges_.min_y || ranges.max_y != ranges_.max_y) {
         ranges_ = ranges;
-        settled_->update();
-        fresh_->update();
+        for (PlotLayer* layer : {settled_, fresh_, labels_})
+            layer->update();
     }
-    // Vertical lines span the y range just chosen.
-    for (auto& [key, item] : entries_)
-        if (item.vertical_x)
-            setVerticalLine(key, *item.vertical_x, item.style);
+    // Lines span the ranges just chosen.
+    for (Entry* item : order_)
+        if (item->kind == Kind::VerticalLine || item->kind == Kind::HorizontalLine)
+            placeLine(*item);
 
-    // The batch ends: what did not change in it moves to the cached layer.
+    // The batch ends: curves that did not change in it move to the cached layer.
     bool settled_more = false;
     for (Entry* item : order_) {
-        if (item->fresh && item->batch != batch_) {
+        if (item->kind != Kind::Label && item->fresh && item->batch != batch_) {
             item->fresh = false;
             settled_more = true;
         }
@@ -605,13 +767,14 @@ void QtChartsSurface::applyBackground() {
 void QtChartsSurface::setFontScale(qreal scale) {
     font_scale_ = scale;
     applyFonts();
+    labels_->update();  // labels are written in the legend's font
 }
 
 void QtChartsSurface::applyFonts() {
     const QFont base = QApplication::font();
     chart_->setTitleFont(scaled(base, 1.25 * font_scale_, true));
     chart_->legend()->setFont(scaled(base, font_scale_));
-    for (QAbstractAxis* axis : {static_cast<QAbstractAxis*>(x_axis_), y_axis_}) {
+    for (QAbstractAxis* axis : {x_axis_, y_axis_}) {
         axis->setLabelsFont(scaled(base, 0.95 * font_scale_));
         axis->setTitleFont(scaled(base, font_scale_));
     }

@@ -3,7 +3,6 @@
 #include <QPointer>
 
 #include <map>
-#include <optional>
 #include <vector>
 
 #include "chart_surface.h"
@@ -13,21 +12,20 @@ class QAbstractAxis;
 class QChart;
 class QChartView;
 class QLineSeries;
-class QValueAxis;
 QT_END_NAMESPACE
 
 namespace scalelab {
 
-// ChartSurface on Qt Charts: a QChartView (antialiased, no animations) with a QValueAxis for x,
-// a QValueAxis or QLogValueAxis for y, the title, and the legend at the bottom.
+// ChartSurface on Qt Charts: a QChartView (antialiased, no animations) with a QValueAxis or
+// QLogValueAxis for each of x and y, the title, and the legend at the bottom.
 //
 // Qt Charts lays out and draws the frame (axes, grid, labels, legend); the curves are drawn by
-// two graphics items of this class inside the plot area. Qt Charts' own QLineSeries recomputes an
-// outline of every curve on each change (QPainterPathStroker, for mouse hit tests) and strokes
-// wide pens as one self-crossing path: with 20 runs of 2,000 points a redraw took over a second.
-// The items instead thin each curve to two points per pixel column as they paint, draw wide pens
-// segment by segment, and keep the curves that did not change in the last batch in a cached
-// picture, so a live redraw repaints only the run that moved.
+// two graphics items of this class inside the plot area, and the labels by a third above them. Qt
+// Charts' own QLineSeries recomputes an outline of every curve on each change (QPainterPathStroker,
+// for mouse hit tests) and strokes wide pens as one self-crossing path: with 20 runs of 2,000
+// points a redraw took over a second. The items instead thin each curve to two points per pixel
+// column as they paint, draw wide pens segment by segment, and keep the curves that did not change
+// in the last batch in a cached picture, so a live redraw repaints only the run that moved.
 //
 // Every series still has a QLineSeries in the chart, holding no points, for its legend entry
 // (hidden when the legend name is empty); its objectName is the series key and its pen the
@@ -44,6 +42,8 @@ class QtChartsSurface final : public ChartSurface {
     QWidget* widget() override;
     void setTitle(const QString& title) override;
     void setAxisTitles(const QString& x, const QString& y) override;
+    void setLogX(bool log) override;
+    bool logX() const override { return log_x_; }
     void setLogY(bool log) override;
     bool logY() const override { return log_y_; }
     void setSeries(const QString& key, const QString& legend, const QList<QPointF>& points,
@@ -53,13 +53,18 @@ class QtChartsSurface final : public ChartSurface {
     bool hasSeries(const QString& key) const override;
     QList<QPointF> seriesPoints(const QString& key) const override;
     void setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) override;
+    void setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) override;
+    void setLabel(const QString& key, QPointF at, const QString& text,
+                  const SeriesStyle& style) override;
     void fitAxes() override;
     void setDarkTheme(bool dark) override;
     void setFontScale(qreal scale) override;
     void render(QPainter& painter, const QRectF& target) override;
 
   private:
-    class CurveLayer;
+    class PlotLayer;
+
+    enum class Kind { Curve, VerticalLine, HorizontalLine, Label };
 
     // The extent of the points a series draws; empty while min > max.
     struct Extent {
@@ -72,12 +77,15 @@ class QtChartsSurface final : public ChartSurface {
     struct Entry {
         QLineSeries* legend_series = nullptr;  // owned by the chart; holds no points
         QString legend;
-        QList<QPointF> points;  // as given (a vertical line's ends are set by fitAxes)
+        QList<QPointF> points;  // as given (a line's ends are set by fitAxes)
         QList<QPointF> shown;   // the points the axes can show
         SeriesStyle style;
-        std::optional<qreal> vertical_x;  // set for a vertical line
-        Extent extent;                    // of `shown`
-        // Changed in the current or the last batch: drawn by the uncached layer.
+        Kind kind = Kind::Curve;
+        qreal line_at = 0.0;  // the x of a vertical line, the y of a horizontal one
+        QString text;         // a label's
+        Extent extent;        // of `shown`
+        // Changed in the current or the last batch: drawn by the uncached layer (labels are
+        // always drawn by their own layer).
         bool fresh = true;
         int batch = 0;  // the batch it last changed in
     };
@@ -90,22 +98,30 @@ class QtChartsSurface final : public ChartSurface {
     };
 
     Entry& entry(const QString& key, const SeriesStyle& style);
+    void setLegend(Entry& entry, const QString& legend);
+    void reshape(Entry& entry, Kind kind);
     void applyStyle(Entry& entry);
+    // Sets a line's ends to span the axes' ranges.
+    void placeLine(Entry& entry);
+    PlotLayer* layerOf(const Entry& entry) const;
     // Keeps the drawable part of entry.points in entry.shown and marks the entry changed.
     void updateShown(Entry& entry);
     void touch(Entry& entry);
     void applyFonts();
     void placeLegend();
     void applyBackground();
-    void useYAxis(QAbstractAxis* axis);
+    // Puts `axis` in place of the axis of `orientation` in use (deleted), keeping its title.
+    void useAxis(Qt::Orientation orientation, QAbstractAxis* axis);
     QColor background() const;
 
     QPointer<QChartView> view_;
     QChart* chart_ = nullptr;  // owned by view_
-    QValueAxis* x_axis_ = nullptr;
+    QAbstractAxis* x_axis_ = nullptr;
     QAbstractAxis* y_axis_ = nullptr;
-    CurveLayer* settled_ = nullptr;  // curves unchanged for a batch, cached; owned by chart_
-    CurveLayer* fresh_ = nullptr;    // curves changed lately, drawn on each paint
+    PlotLayer* settled_ = nullptr;  // curves unchanged for a batch, cached; owned by chart_
+    PlotLayer* fresh_ = nullptr;    // curves changed lately, drawn on each paint
+    PlotLayer* labels_ = nullptr;   // labels, above every curve, drawn on each paint
+    bool log_x_ = false;
     bool log_y_ = false;
     bool dark_ = false;
     qreal font_scale_ = 1.0;

@@ -126,6 +126,9 @@ void RunTableView::setColumnWidths() {
                    fit(QStringLiteral("0.90 in 41.2 s (epoch 3, −3.1 s)")));
     setColumnWidth(RunTableModel::ImagesPerSecondColumn, fit(QStringLiteral("12345 (+12%)")));
     setColumnWidth(RunTableModel::EfficiencyColumn, fit(QStringLiteral("Scaling eff.")));
+    // One note fits; the tool tip lists them all.
+    setColumnWidth(RunTableModel::NotesColumn,
+                   fit(QStringLiteral("reached 0.90 at epoch 3 (41 s)")));
     // The configuration takes what is left; its tool tip has the whole of it.
     setColumnWidth(RunTableModel::ConfigurationColumn, fit(QStringLiteral("cnn · fashion-mnist · "
                                                                           "2×128 = 256 · sgd lr")));

@@ -7,6 +7,7 @@
 
 #include "cli/bench_command.h"
 #include "cli/exit_codes.h"
+#include "cli/lesson_command.h"
 #include "cli/report_problems.h"
 #include "cli/runs_command.h"
 #include "cli/train_command.h"
@@ -22,11 +23,13 @@ constexpr const char* usage =
     "  scalelab-cli bench sgemm [flags]  measure the fp32 matrix-multiply peak (GFLOP/s)\n"
     "  scalelab-cli bench allreduce [flags]\n"
     "                                    measure the all-reduce between CPU devices (GB/s)\n"
+    "  scalelab-cli lesson list|run [flags]\n"
+    "                                    list the classroom lessons, or run one\n"
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"
-    "'scalelab-cli train --help', 'scalelab-cli runs --help' or 'scalelab-cli bench --help'\n"
-    "for each command's flags.\n"
+    "'scalelab-cli train --help', 'scalelab-cli runs --help', 'scalelab-cli bench --help'\n"
+    "or 'scalelab-cli lesson --help' for each command's flags.\n"
     "\n"
     "Exit codes: 0 finished or reached the target, 1 failed, 2 bad input (nothing run),\n"
     "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C).\n";
@@ -57,12 +60,14 @@ int main(int argc, char** argv) {
             return run_runs_command(rest);
         if (command == "bench")
             return run_bench_command(rest);
+        if (command == "lesson")
+            return run_lesson_command(rest);
     } catch (const std::exception& error) {
         // The engine reports what a user can fix as scalelab::Error, handled in the commands;
         // anything reaching here is a bug or the machine (out of memory), not bad input.
         std::fprintf(stderr, "scalelab-cli: internal error: %s\n", error.what());
         return exit_failed;
     }
-    return report_problems({"unknown command '" + command + "': use train, runs or bench"},
+    return report_problems({"unknown command '" + command + "': use train, runs, bench or lesson"},
                            "scalelab-cli --help");
 }

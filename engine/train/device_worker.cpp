@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 
 #include "error.h"
 #include "nn/model_zoo.h"
@@ -28,7 +29,7 @@ std::vector<Bucket> buckets_for(const nn::Model& model, const RunSpec& spec) {
                         std::size_t(spec.bucket_mb * (1 << 20)));
 }
 
-constexpr int kTimeFields = 6;
+constexpr std::size_t kTimeFields = 6;
 
 // The group synchronised batch norm uses: none with one device (its statistics are already
 // those of the global batch) or without sync_bn.
@@ -76,7 +77,8 @@ void DeviceWorker::broadcast_initial_state() {
 GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>& next_batch,
                                       int micro_batches, int samples, double lr, std::int64_t step,
                                       DeviceStepTimes& times) {
-    auto clock = Clock::now();
+    const auto step_start = Clock::now();
+    auto clock = step_start;
     StepResult local;
     const auto grads = replica_.model().grads();
     // The noise scale's small-batch gradients: with several devices, each device's own
@@ -96,7 +98,8 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
         if (last) {
             reducer_.begin(accumulated_.empty() || micro_batches == 1
                                ? std::span<const float>{}
-                               : std::span<const float>(accumulated_));
+                               : std::span<const float>(accumulated_),
+                           step_start);
             replica_.backward(1.0f / float(samples),
                               [this](const float* end) { reducer_.gradients_written(end); });
         } else {
@@ -119,6 +122,8 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     }
     reducer_.finish();
     times.exposed_comm += since(clock);
+    const auto spans = reducer_.spans();
+    times.allreduce.assign(spans.begin(), spans.end());
 
     float small_sq_sum = 0;
     const float small_sq = per_micro_batch ? float(micro_sq_sum / (micro_batches - 1))
@@ -167,15 +172,32 @@ GlobalTotals DeviceWorker::evaluate(data::BatchLoader& loader, std::vector<std::
 }
 
 std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& mine) {
-    const float in[kTimeFields] = {float(mine.data),     float(mine.forward),
-                                   float(mine.backward), float(mine.exposed_comm),
-                                   float(mine.wait),     float(mine.optimizer)};
-    std::vector<float> all(std::size_t(comm_.size()) * kTimeFields);
-    comm_.all_gather(in, all);
+    // Every rank sends kTimeFields + 2 * buckets floats. The all-gather needs the same count
+    // from every rank, and it is: every rank plans its buckets from the same model and spec
+    // (which also keeps the gradient all-reduces matched), and train_step reports one span per
+    // bucket, or none with one device.
+    const std::size_t buckets = reducer_.spans().size();
+    if (mine.allreduce.size() != buckets)
+        throw Error(ErrorKind::Internal,
+                    "step times with " + std::to_string(mine.allreduce.size()) +
+                        " all-reduce spans gathered where the bucket plan has " +
+                        std::to_string(buckets) + ": gather the times train_step filled");
+    const std::size_t fields = kTimeFields + 2 * buckets;
+    gather_in_.assign({float(mine.data), float(mine.forward), float(mine.backward),
+                       float(mine.exposed_comm), float(mine.wait), float(mine.optimizer)});
+    for (const BucketSpan& span : mine.allreduce) {
+        gather_in_.push_back(float(span.start));
+        gather_in_.push_back(float(span.end));
+    }
+    gather_out_.resize(std::size_t(comm_.size()) * fields);
+    comm_.all_gather(gather_in_, gather_out_);
     std::vector<DeviceStepTimes> out(std::size_t(comm_.size()));
     for (std::size_t r = 0; r < out.size(); ++r) {
-        const float* t = all.data() + r * kTimeFields;
+        const float* t = gather_out_.data() + r * fields;
         out[r] = DeviceStepTimes{t[0], t[1], t[2], t[3], t[4], t[5], {}};
+        out[r].allreduce.resize(buckets);
+        for (std::size_t b = 0; b < buckets; ++b)
+            out[r].allreduce[b] = {t[kTimeFields + 2 * b], t[kTimeFields + 2 * b + 1]};
     }
     return out;
 }

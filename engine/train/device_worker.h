@@ -48,7 +48,8 @@ class DeviceWorker {
     //   (earlier micro-batches' gradients summed locally; the last one's all-reduced bucket by
     //   bucket as backward produces them, averaging over devices: the mean over the global batch)
     //   then the global loss; if it is finite, p <- optimiser(p, g, lr) on every replica.
-    // Adds this device's time per phase to `times`.
+    // Adds this device's time per phase to `times` and sets times.allreduce to this step's
+    // bucket all-reduce spans (none with one device), measured from the first data fetch.
     GlobalTotals train_step(const std::function<const data::Batch*()>& next_batch,
                             int micro_batches, int samples, double lr, std::int64_t step,
                             DeviceStepTimes& times);
@@ -58,7 +59,8 @@ class DeviceWorker {
     // replica evaluates (and goes on training) with the same ones.
     GlobalTotals evaluate(data::BatchLoader& loader, std::vector<std::uint32_t> indices);
 
-    // Every device's step times, in rank order (a collective: all ranks call it).
+    // Every device's step times, in rank order (a collective: all ranks call it). `mine` is what
+    // train_step filled: its all-reduce spans must be one per bucket (none with one device).
     std::vector<DeviceStepTimes> gather_times(const DeviceStepTimes& mine);
 
     Replica& replica() { return replica_; }
@@ -77,6 +79,7 @@ class DeviceWorker {
     GradientReducer reducer_;
     std::vector<float> accumulated_;  // gradients of a step's earlier micro-batches
     NoiseScaleEstimator noise_;
+    std::vector<float> gather_in_, gather_out_;  // gather_times' buffers, reused every step
 };
 
 }  // namespace scalelab

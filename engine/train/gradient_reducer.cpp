@@ -25,7 +25,11 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 
 GradientReducer::GradientReducer(comm::Communicator& comm, std::span<float> grads,
                                  std::vector<Bucket> buckets, bool overlap)
-    : comm_(comm), grads_(grads), buckets_(std::move(buckets)), overlap_(overlap) {
+    : comm_(comm),
+      grads_(grads),
+      buckets_(std::move(buckets)),
+      overlap_(overlap),
+      spans_(comm.size() > 1 ? buckets_.size() : 0) {
     if (overlap_)
         thread_ = std::thread([this] { communicate(); });
 }
@@ -41,8 +45,9 @@ GradientReducer::~GradientReducer() {
     thread_.join();
 }
 
-void GradientReducer::begin(std::span<const float> accumulated) {
+void GradientReducer::begin(std::span<const float> accumulated, Clock::time_point step_start) {
     accumulated_ = accumulated;
+    step_start_ = step_start;
     next_ = 0;
     local_sq_norm_ = 0;
     std::lock_guard lock(mutex_);
@@ -79,8 +84,15 @@ void GradientReducer::launch_ready(std::size_t written) {
     }
 }
 
-void GradientReducer::reduce(const Bucket& b) {
+void GradientReducer::reduce(std::size_t index) {
+    const Bucket& b = buckets_[index];
+    const auto start = Clock::now();
     comm_.all_reduce(grads_.subspan(b.begin, b.end - b.begin), comm::ReduceOp::Average);
+    const auto end = Clock::now();
+    if (!spans_.empty()) {
+        using Seconds = std::chrono::duration<double>;
+        spans_[index] = {Seconds(start - step_start_).count(), Seconds(end - step_start_).count()};
+    }
 }
 
 void GradientReducer::communicate() {
@@ -96,7 +108,7 @@ void GradientReducer::communicate() {
         std::exception_ptr error;
         try {
             if (!failed)
-                reduce(buckets_[index]);
+                reduce(index);
         } catch (...) {
             error = std::current_exception();
         }
@@ -111,8 +123,8 @@ void GradientReducer::communicate() {
 void GradientReducer::finish() {
     launch_ready(grads_.size());  // whatever backward did not announce
     if (!overlap_) {
-        for (const Bucket& b : buckets_)
-            reduce(b);
+        for (std::size_t i = 0; i < buckets_.size(); ++i)
+            reduce(i);
         return;
     }
     std::unique_lock lock(mutex_);

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "train/metrics.h"
 
 namespace scalelab {
 
@@ -35,6 +37,9 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 // With gradient accumulation, `accumulated` holds the sum of the step's earlier micro-batches'
 // gradients; it is added into each bucket just before that bucket is reduced, so there is no
 // communication until the last micro-batch.
+//
+// Each bucket's all-reduce is timed (two clock reads, on whichever thread runs it) for the time
+// breakdown and the trace export.
 class GradientReducer {
   public:
     GradientReducer(comm::Communicator& comm, std::span<float> grads, std::vector<Bucket> buckets,
@@ -43,8 +48,11 @@ class GradientReducer {
     GradientReducer(const GradientReducer&) = delete;
     GradientReducer& operator=(const GradientReducer&) = delete;
 
-    // Starts a step's last backward pass; `accumulated` is empty without accumulation.
-    void begin(std::span<const float> accumulated);
+    using Clock = std::chrono::steady_clock;
+
+    // Starts a step's last backward pass; `accumulated` is empty without accumulation. The
+    // all-reduce spans of the step are measured from `step_start`.
+    void begin(std::span<const float> accumulated, Clock::time_point step_start);
     // Backward has written every gradient below `written_end` (a pointer into grads).
     void gradients_written(const float* written_end);
     // Blocks until every bucket is reduced; rethrows a communication error (comm::Aborted).
@@ -57,9 +65,13 @@ class GradientReducer {
     // measured when there are several devices (0 otherwise).
     double local_squared_norm() const { return local_sq_norm_; }
 
+    // When each bucket's all-reduce ran in the last step, in bucket order, in seconds from that
+    // step's step_start: valid after finish(). Empty with one rank, which communicates nothing.
+    std::span<const BucketSpan> spans() const { return spans_; }
+
   private:
     void launch_ready(std::size_t written);
-    void reduce(const Bucket& b);
+    void reduce(std::size_t index);
     void communicate();
 
     comm::Communicator& comm_;
@@ -69,6 +81,11 @@ class GradientReducer {
     std::span<const float> accumulated_;
     std::size_t next_ = 0;  // the next bucket to launch (worker thread only)
     double local_sq_norm_ = 0;
+    // Written by begin() before any bucket of the step is queued; each span by whichever thread
+    // reduces its bucket, before it counts the bucket as reduced (under mutex_), so finish()
+    // orders every write before the caller reads them.
+    Clock::time_point step_start_;
+    std::vector<BucketSpan> spans_;
 
     // With overlap: buckets queued for the communication thread, and how many it has finished.
     std::mutex mutex_;

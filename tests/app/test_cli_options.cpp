@@ -406,6 +406,22 @@ class TestCliOptions : public QObject {
         }
     }
 
+    void negative_subsets_are_left_to_validate() {
+        // 0 is the whole set; a negative count is an error naming the field, not "all".
+        for (const char* flag : {"--train-subset", "--test-subset"}) {
+            const auto parsed = parse_train_options({flag, "-1"});
+            QVERIFY(parsed.problems.empty());
+            const std::vector<std::string> problems = parsed.options.spec.validate();
+            QCOMPARE(problems.size(), std::size_t{1});
+            QVERIFY2(QString::fromStdString(problems.front())
+                         .startsWith(QString(flag).mid(2).replace('-', '_')),
+                     problems.front().c_str());
+        }
+        QVERIFY(parse_train_options({"--train-subset", "0", "--test-subset", "0"})
+                    .options.spec.validate()
+                    .empty());
+    }
+
     void help_is_recognised() {
         QVERIFY(parse_train_options({"--help"}).options.help);
         QVERIFY(parse_train_options({"-h"}).options.help);

@@ -5,6 +5,7 @@
 #include "run_controller.h"
 #include "run_fixtures.h"
 #include "run_table_model.h"
+#include "short_runs.h"
 
 using scalelab::RunCollection;
 using scalelab::RunController;
@@ -14,6 +15,7 @@ using scalelab::RunState;
 using scalelab::RunTableModel;
 using scalelab::testing::fixture_run;
 using scalelab::testing::fixture_spec;
+using scalelab::testing::short_synthetic_run;
 
 namespace {
 
@@ -228,6 +230,51 @@ class TestRunTableModel : public QObject {
         QTRY_COMPARE_WITH_TIMEOUT(changed.count(), 1, 2000);
         QCOMPARE(changed.front().at(0).value<QModelIndex>().row(), 0);
         QCOMPARE(changed.front().at(1).value<QModelIndex>().row(), 2);
+    }
+
+    // 8 devices × 128 at 1024 images/s: 1 s a step, 10 s an epoch of 10 steps.
+    void notes_say_what_is_worth_seeing() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(8), "crowded", 1024, {0.80, 0.86, 0.91}));
+        runs.add(fixture_run(fixture_spec(1), "plain", 1000, {0.5}));
+        RunTableModel model(runs);
+
+        QCOMPARE(model.headerData(RunTableModel::NotesColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Notes"));
+        QCOMPARE(text(model, 0, RunTableModel::NotesColumn),
+                 QStringLiteral("8 devices on 2 cores: throughput cannot scale; "
+                                "reached 0.85 at epoch 2 (20 s); reached 0.90 at epoch 3 (30 s)"));
+        QCOMPARE(model.data(model.index(0, RunTableModel::NotesColumn), Qt::ToolTipRole).toString(),
+                 QStringLiteral("8 devices on 2 cores: throughput cannot scale\n"
+                                "reached 0.85 at epoch 2 (20 s)\nreached 0.90 at epoch 3 (30 s)"));
+        QCOMPARE(
+            model.data(model.index(0, RunTableModel::NotesColumn), Qt::TextAlignmentRole).toInt(),
+            int(Qt::AlignLeft | Qt::AlignVCenter));
+        QCOMPARE(text(model, 1, RunTableModel::NotesColumn), QString());
+    }
+
+    // The views hear of the notes changing: what a view reads when told, as the run diverges.
+    void notes_follow_the_run_as_it_ends() {
+        RunController controller;
+        RunCollection runs(controller);
+        RunTableModel model(runs);
+        RunSpec spec = short_synthetic_run();
+        spec.lr = 1e6;
+        const int id = runs.start(spec);
+        QCOMPARE(text(model, 0, RunTableModel::NotesColumn), QString());
+        QString told;
+        connect(&model, &QAbstractItemModel::dataChanged, this,
+                [&](const QModelIndex& top_left, const QModelIndex& bottom_right) {
+                    if (top_left.column() <= RunTableModel::NotesColumn &&
+                        bottom_right.column() >= RunTableModel::NotesColumn)
+                        told = text(model, 0, RunTableModel::NotesColumn);
+                });
+
+        QTRY_VERIFY_WITH_TIMEOUT(told.startsWith(QStringLiteral("diverged")), 30000);
+        QCOMPARE(runs.find(id)->state, RunState::Diverged);
+        QCOMPARE(told, QStringLiteral("diverged at step %1 (loss NaN) – LR 1e+06, no warm-up")
+                           .arg(runs.find(id)->step));
     }
 };
 

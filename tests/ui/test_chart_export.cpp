@@ -4,6 +4,7 @@
 #include <QtTest>
 
 #include <memory>
+#include <vector>
 
 #include "chart_export.h"
 #include "chart_grid.h"
@@ -109,6 +110,24 @@ class TestChartExport : public QObject {
         }
     }
 
+    // The charts the grid shows, in its rows: five are three over two, one is one.
+    void gridPngHasTheShownCharts() {
+        const std::vector<ChartKind> five(scalelab::all_chart_kinds.begin(),
+                                          scalelab::all_chart_kinds.end());
+        QVERIFY(charts_->grid.setShownCharts(five));
+        const QString path = dir_.filePath(QStringLiteral("five.png"));
+        QString error;
+        QVERIFY2(scalelab::export_grid_png(charts_->grid, path, 1, &error), qPrintable(error));
+        QCOMPARE(QImage(path).size(), QSize(3000, 1200));
+
+        QVERIFY(charts_->grid.setShownCharts({ChartKind::LearningRate}));
+        QVERIFY2(scalelab::export_grid_png(charts_->grid, path, 1, &error), qPrintable(error));
+        const QImage one(path);
+        QCOMPARE(one.size(), QSize(1000, 600));
+        const QColor colour = scalelab::run_colour(charts_->runs.find(second_)->colour);
+        QVERIFY(pixels_near(one, colour) > 500);
+    }
+
     void chartSvgHasTitleLegendAndAxisTitles() {
         const QString path = dir_.filePath(QStringLiteral("loss.svg"));
         QString error;
@@ -135,9 +154,11 @@ class TestChartExport : public QObject {
         QVERIFY2(scalelab::export_grid_svg(charts_->grid, path, &error), qPrintable(error));
         const QStringList texts = svg_texts(path, &error);
         QVERIFY2(error.isEmpty(), qPrintable(error));
-        for (const ChartKind kind : scalelab::all_chart_kinds)
+        for (const ChartKind kind : charts_->grid.shownCharts())
             QVERIFY2(texts.contains(ChartGrid::title(kind)),
                      qPrintable(ChartGrid::title(kind) + " missing from the SVG"));
+        // Hidden on screen, left out of the export.
+        QVERIFY(!texts.contains(ChartGrid::title(ChartKind::NoiseScale)));
         QVERIFY(texts.count(QStringLiteral("alpha-run")) >= 4);
         QVERIFY(texts.contains(QStringLiteral("Images/s")));
     }

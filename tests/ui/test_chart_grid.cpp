@@ -1,5 +1,6 @@
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -8,7 +9,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
+#include <vector>
 
 #include "chart_grid.h"
 #include "chart_test_runs.h"
@@ -18,6 +21,9 @@
 using scalelab::ChartGrid;
 using scalelab::ChartKind;
 using scalelab::Metric;
+using scalelab::MetricPoint;
+using scalelab::RunRecord;
+using scalelab::RunState;
 using scalelab::SeriesPart;
 using scalelab::XAxis;
 using scalelab::testing::chart_test_run;
@@ -51,6 +57,29 @@ bool legend_shows(ChartGrid& grid, ChartKind kind, QLineSeries* series) {
     return !markers.isEmpty() && markers.front()->isVisible();
 }
 
+// The run as two devices train it: B_simple measured at every step, rising from 100 towards
+// 300 (the global batch stays test_global_batch).
+RunRecord with_noise_scale(RunRecord run) {
+    run.info.devices = 2;
+    for (const MetricPoint& loss : std::vector(run.curve(Metric::TrainLoss))) {
+        MetricPoint point = loss;
+        point.value = 300.0 - 200.0 / double(point.step);
+        run.curve(Metric::NoiseScale).push_back(point);
+    }
+    return run;
+}
+
+// The run diverged at the step after its last: that step's loss is NaN.
+RunRecord diverged(RunRecord run) {
+    MetricPoint nan = run.curve(Metric::TrainLoss).back();
+    ++nan.step;
+    nan.value = std::numeric_limits<double>::quiet_NaN();
+    run.curve(Metric::TrainLoss).push_back(nan);
+    run.step = nan.step;
+    run.state = RunState::Diverged;
+    return run;
+}
+
 }  // namespace
 
 class TestChartGrid : public QObject {
@@ -68,8 +97,8 @@ class TestChartGrid : public QObject {
     void cleanup() { charts_.reset(); }
 
     void everyRunGetsItsColourAndName() {
-        const int first = charts_->runs.add(chart_test_run("wide", 300));
-        const int second = charts_->runs.add(chart_test_run("narrow", 300));
+        const int first = charts_->runs.add(with_noise_scale(chart_test_run("wide", 300)));
+        const int second = charts_->runs.add(with_noise_scale(chart_test_run("narrow", 300)));
         charts_->grid.redrawNow();
 
         for (const ChartKind kind : scalelab::all_chart_kinds) {
@@ -132,19 +161,21 @@ class TestChartGrid : public QObject {
     }
 
     void hiddenAndRemovedRunsVanish() {
-        const int kept = charts_->runs.add(chart_test_run("kept", 200, 100, 1.0));
-        const int hidden = charts_->runs.add(chart_test_run("hidden", 200, 100, 1.0));
+        const int kept = charts_->runs.add(with_noise_scale(chart_test_run("kept", 200, 100, 1.0)));
+        const int hidden =
+            charts_->runs.add(diverged(with_noise_scale(chart_test_run("hidden", 200, 100, 1.0))));
         charts_->grid.redrawNow();
         QVERIFY(has(charts_->grid, ChartKind::TrainLoss, hidden, SeriesPart::Curve));
 
         charts_->runs.setVisible(hidden, false);
         charts_->grid.redrawNow();
         for (const ChartKind kind : scalelab::all_chart_kinds) {
-            for (const SeriesPart part :
-                 {SeriesPart::Curve, SeriesPart::Raw, SeriesPart::WarmupEnd}) {
+            for (const SeriesPart part : {SeriesPart::Curve, SeriesPart::Raw, SeriesPart::WarmupEnd,
+                                          SeriesPart::GlobalBatch}) {
                 QVERIFY(!has(charts_->grid, kind, hidden, part));
                 QVERIFY(series_of(charts_->grid, kind, hidden, part) == nullptr);
             }
+            QVERIFY(!charts_->grid.chart(kind).hasSeries(ChartGrid::annotationKey(hidden, 0)));
             QVERIFY(has(charts_->grid, kind, kept, SeriesPart::Curve));
         }
 
@@ -235,7 +266,7 @@ class TestChartGrid : public QObject {
     }
 
     void warmupEndIsMarkedOnEveryChart() {
-        const int warm = charts_->runs.add(chart_test_run("warm", 300, 100, 1.5));
+        const int warm = charts_->runs.add(with_noise_scale(chart_test_run("warm", 300, 100, 1.5)));
         const int cold = charts_->runs.add(chart_test_run("cold", 300, 100));
         charts_->grid.redrawNow();
         for (const ChartKind kind : scalelab::all_chart_kinds) {
@@ -278,13 +309,167 @@ class TestChartGrid : public QObject {
         charts_->grid.redrawNow();
         for (const ChartKind kind : scalelab::all_chart_kinds) {
             for (QAbstractAxis* axis : chart_of(charts_->grid, kind)->axes()) {
+                // The noise scale's y axis is logarithmic.
                 auto* value_axis = qobject_cast<QValueAxis*>(axis);
-                QVERIFY(value_axis != nullptr);
-                QVERIFY(std::isfinite(value_axis->min()));
-                QVERIFY(std::isfinite(value_axis->max()));
-                QVERIFY(value_axis->min() < value_axis->max());
+                auto* log_axis = qobject_cast<QLogValueAxis*>(axis);
+                QVERIFY(value_axis != nullptr || log_axis != nullptr);
+                const double min = value_axis != nullptr ? value_axis->min() : log_axis->min();
+                const double max = value_axis != nullptr ? value_axis->max() : log_axis->max();
+                QVERIFY(std::isfinite(min));
+                QVERIFY(std::isfinite(max));
+                QVERIFY(min < max);
+                QVERIFY(log_axis == nullptr || min > 0);
             }
         }
+    }
+
+    // B_simple per step on a log axis, and the run's global batch as a dashed line to read it
+    // against; a one-device run measures no noise scale and draws neither.
+    void noiseScaleIsDrawnAgainstTheGlobalBatch() {
+        QVERIFY(charts_->grid.setSmoothing(0.0));
+        const int two = charts_->runs.add(with_noise_scale(chart_test_run("two devices", 150)));
+        const int one = charts_->runs.add(chart_test_run("one device", 150));
+        charts_->grid.redrawNow();
+        const auto& measured = charts_->runs.find(two)->curve(Metric::NoiseScale);
+
+        QVERIFY(charts_->grid.chart(ChartKind::NoiseScale).logY());
+        const QList<QPointF> curve =
+            points_of(charts_->grid, ChartKind::NoiseScale, two, SeriesPart::Curve);
+        QCOMPARE(curve.size(), 150);
+        QCOMPARE(curve[0], QPointF(1.0, measured[0].value));
+        QCOMPARE(curve[149], QPointF(150.0, measured[149].value));
+
+        const QList<QPointF> batch =
+            points_of(charts_->grid, ChartKind::NoiseScale, two, SeriesPart::GlobalBatch);
+        QCOMPARE(batch.size(), 2);
+        QCOMPARE(batch[0].y(), double(scalelab::testing::test_global_batch));
+        QCOMPARE(batch[1].y(), double(scalelab::testing::test_global_batch));
+        QVERIFY(batch[0].x() <= 1.0);
+        QVERIFY(batch[1].x() >= 150.0);
+        QLineSeries* line =
+            series_of(charts_->grid, ChartKind::NoiseScale, two, SeriesPart::GlobalBatch);
+        QCOMPARE(line->pen().style(), Qt::DashLine);
+        QCOMPARE(line->color(), scalelab::run_colour(charts_->runs.find(two)->colour));
+        QVERIFY(!legend_shows(charts_->grid, ChartKind::NoiseScale, line));
+        // The y axis reaches down to the line below the curve.
+        auto* y_axis = qobject_cast<QLogValueAxis*>(
+            chart_of(charts_->grid, ChartKind::NoiseScale)->axes(Qt::Vertical).front());
+        QVERIFY(y_axis != nullptr);
+        QVERIFY(y_axis->min() <= scalelab::testing::test_global_batch);
+
+        QVERIFY(!has(charts_->grid, ChartKind::NoiseScale, one, SeriesPart::Curve));
+        QVERIFY(!has(charts_->grid, ChartKind::NoiseScale, one, SeriesPart::GlobalBatch));
+        QVERIFY(has(charts_->grid, ChartKind::TrainLoss, one, SeriesPart::Curve));
+    }
+
+    void onlyTheShownChartsAreLaidOut() {
+        const auto visible = [this](ChartKind kind) {
+            return charts_->grid.chart(kind).widget()->isVisible();
+        };
+        const auto place = [this](ChartKind kind) {
+            return charts_->grid.chart(kind).widget()->geometry();
+        };
+        const std::vector<ChartKind> defaults(scalelab::default_shown_charts.begin(),
+                                              scalelab::default_shown_charts.end());
+        QCOMPARE(charts_->grid.shownCharts(), defaults);
+        QVERIFY(!visible(ChartKind::NoiseScale));
+        QVERIFY(visible(ChartKind::LearningRate));
+
+        // A lesson about throughput: two charts side by side, the first on the left.
+        QVERIFY(charts_->grid.setShownCharts({ChartKind::ImagesPerSecond, ChartKind::TrainLoss}));
+        QCoreApplication::processEvents();
+        QVERIFY(visible(ChartKind::ImagesPerSecond));
+        QVERIFY(visible(ChartKind::TrainLoss));
+        for (const ChartKind hidden :
+             {ChartKind::ValAccuracy, ChartKind::LearningRate, ChartKind::NoiseScale})
+            QVERIFY(!visible(hidden));
+        QCOMPARE(place(ChartKind::ImagesPerSecond).top(), place(ChartKind::TrainLoss).top());
+        QVERIFY(place(ChartKind::ImagesPerSecond).right() < place(ChartKind::TrainLoss).left());
+        QVERIFY(place(ChartKind::TrainLoss).width() > charts_->grid.width() / 3);
+        // Hidden charts are still drawn.
+        const int id = charts_->runs.add(chart_test_run("drawn", 50));
+        charts_->grid.redrawNow();
+        QVERIFY(has(charts_->grid, ChartKind::LearningRate, id, SeriesPart::Curve));
+
+        // Five: three over two, each row as wide as the grid.
+        std::vector<ChartKind> five(scalelab::all_chart_kinds.begin(),
+                                    scalelab::all_chart_kinds.end());
+        QVERIFY(charts_->grid.setShownCharts(five));
+        QCoreApplication::processEvents();
+        for (const ChartKind kind : five)
+            QVERIFY(visible(kind));
+        QCOMPARE(place(ChartKind::ValAccuracy).top(), place(ChartKind::TrainLoss).top());
+        QCOMPARE(place(ChartKind::ImagesPerSecond).top(), place(ChartKind::TrainLoss).top());
+        QVERIFY(place(ChartKind::LearningRate).top() > place(ChartKind::TrainLoss).bottom());
+        QCOMPARE(place(ChartKind::NoiseScale).top(), place(ChartKind::LearningRate).top());
+        QVERIFY(place(ChartKind::NoiseScale).width() > place(ChartKind::TrainLoss).width());
+
+        // None, or one chart twice, is refused.
+        QVERIFY(!charts_->grid.setShownCharts({}));
+        QVERIFY(!charts_->grid.setShownCharts({ChartKind::TrainLoss, ChartKind::TrainLoss}));
+        QCOMPARE(charts_->grid.shownCharts(), five);
+    }
+
+    void theNoiseScaleBoxShowsAndHidesItsChart() {
+        QCheckBox* box = nullptr;
+        for (QCheckBox* candidate : charts_->grid.findChildren<QCheckBox*>())
+            if (candidate->text() == QStringLiteral("&Noise scale"))
+                box = candidate;
+        QVERIFY(box != nullptr);
+        QVERIFY(!box->isChecked());
+        box->click();
+        QCOMPARE(charts_->grid.shownCharts().back(), ChartKind::NoiseScale);
+        QCOMPARE(charts_->grid.shownCharts().size(), std::size_t(5));
+        QVERIFY(charts_->grid.chart(ChartKind::NoiseScale).widget()->isVisible());
+        box->click();
+        QCOMPARE(charts_->grid.shownCharts().size(), std::size_t(4));
+        QVERIFY(!charts_->grid.chart(ChartKind::NoiseScale).widget()->isVisible());
+        // Shown by a lesson: the box says so.
+        QVERIFY(charts_->grid.setShownCharts({ChartKind::NoiseScale}));
+        QVERIFY(box->isChecked());
+    }
+
+    // The divergence is written on the loss chart at the last loss that can be drawn, a target
+    // reached on the accuracy chart at its epoch.
+    void annotationsAreWrittenAtTheirPoints() {
+        QVERIFY(charts_->grid.setSmoothing(0.0));
+        RunRecord run = diverged(chart_test_run("hot", 150, 100));
+        run.targets.push_back(
+            {.target = 0.5, .seconds = 1.0, .step = 100, .epoch = 1, .images = 6400});
+        const int id = charts_->runs.add(std::move(run));
+        charts_->grid.redrawNow();
+        const auto& loss = charts_->runs.find(id)->curve(Metric::TrainLoss);
+
+        const QString divergence = ChartGrid::annotationKey(id, 0);
+        QCOMPARE(charts_->grid.chart(ChartKind::TrainLoss).seriesPoints(divergence),
+                 QList<QPointF>({QPointF(150.0, loss[149].value)}));
+        QCOMPARE(find_series(charts_->grid.chart(ChartKind::TrainLoss), divergence)->color(),
+                 scalelab::run_colour(charts_->runs.find(id)->colour));
+        const QString reached = ChartGrid::annotationKey(id, 1);
+        QCOMPARE(charts_->grid.chart(ChartKind::ValAccuracy).seriesPoints(reached),
+                 QList<QPointF>({QPointF(100.0, 0.5)}));
+        for (const ChartKind kind :
+             {ChartKind::ImagesPerSecond, ChartKind::LearningRate, ChartKind::NoiseScale})
+            for (const QString& key : {divergence, reached})
+                QVERIFY(!charts_->grid.chart(kind).hasSeries(key));
+        QVERIFY(!charts_->grid.chart(ChartKind::ValAccuracy).hasSeries(divergence));
+
+        // In epochs: step 150 of 100 per epoch.
+        charts_->grid.setXAxis(XAxis::Epoch);
+        charts_->grid.redrawNow();
+        QCOMPARE(charts_->grid.chart(ChartKind::TrainLoss).seriesPoints(divergence),
+                 QList<QPointF>({QPointF(1.5, loss[149].value)}));
+        QCOMPARE(charts_->grid.chart(ChartKind::ValAccuracy).seriesPoints(reached),
+                 QList<QPointF>({QPointF(1.0, 0.5)}));
+
+        // A renamed run keeps its labels, a removed one loses them.
+        charts_->runs.rename(id, QStringLiteral("renamed"));
+        charts_->grid.redrawNow();
+        QVERIFY(charts_->grid.chart(ChartKind::TrainLoss).hasSeries(divergence));
+        charts_->runs.remove(id);
+        charts_->grid.redrawNow();
+        QVERIFY(!charts_->grid.chart(ChartKind::TrainLoss).hasSeries(divergence));
+        QVERIFY(!charts_->grid.chart(ChartKind::ValAccuracy).hasSeries(reached));
     }
 
   private:

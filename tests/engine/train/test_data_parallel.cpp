@@ -12,6 +12,7 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "recording_sink.h"
+#include "short_runs.h"
 #include "train/device_worker.h"
 #include "train/trainer.h"
 
@@ -329,6 +330,66 @@ class DataParallel : public QObject {
         QCOMPARE(end.status, RunStatus::Cancelled);
         QVERIFY(end.epoch < 100);
         QCOMPARE(int(sink.ends.size()), 1);
+    }
+
+    void every_step_reports_each_buckets_all_reduce_data() {
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<bool>("overlap");
+        QTest::addColumn<int>("accumulation");
+        QTest::newRow("x2 overlap") << 2 << true << 1;
+        QTest::newRow("x2 at the end") << 2 << false << 1;
+        QTest::newRow("x2 overlap, 2 micro-batches") << 2 << true << 2;
+        QTest::newRow("x1") << 1 << true << 1;
+    }
+    void every_step_reports_each_buckets_all_reduce() {
+        QFETCH(int, devices);
+        QFETCH(bool, overlap);
+        QFETCH(int, accumulation);
+        RunSpec spec = testing::short_synthetic_run();
+        spec.devices = devices;
+        spec.overlap = overlap;
+        spec.accumulation = accumulation;
+        spec.first_bucket_mb = 0.01;  // several buckets for the mlp
+        spec.bucket_mb = 0.1;
+        // The plan every rank follows, from a worker of its own.
+        auto single = comm::ThreadGroup::create(1);
+        auto comm = single->communicator(0);
+        const DeviceWorker planner(spec, Shape{1, 1, 28, 28}, std::make_unique<cpu::CpuBackend>(1),
+                                   *comm);
+        const std::size_t buckets = planner.reducer().buckets().size();
+        QVERIFY(buckets > 1);
+
+        RecordingSink sink;
+        QCOMPARE(Trainer(spec, dataset(), sink).run().status, RunStatus::Finished);
+        QVERIFY(!sink.steps.empty());
+        const double slack = 1e-6;  // the spans travel as floats
+        for (const StepMetrics& step : sink.steps) {
+            QCOMPARE(int(step.devices.size()), devices);
+            for (std::size_t r = 0; r < step.devices.size(); ++r) {
+                const DeviceStepTimes& t = step.devices[r];
+                QCOMPARE(t.allreduce.size(), devices > 1 ? buckets : std::size_t(0));
+                // Spans and phases are measured from the same first data fetch: the last bucket
+                // is reduced by the end of exposed communication.
+                const double reduced_by = t.data + t.forward + t.backward + t.exposed_comm;
+                for (std::size_t b = 0; b < t.allreduce.size(); ++b) {
+                    const BucketSpan& span = t.allreduce[b];
+                    QVERIFY(span.start >= 0);
+                    QVERIFY(span.end >= span.start);
+                    QVERIFY2(span.end <= reduced_by + slack,
+                             qPrintable(QString("step %1 device %2 bucket %3 ends at %4 s, after "
+                                                "%5 s")
+                                            .arg(step.step)
+                                            .arg(r)
+                                            .arg(b)
+                                            .arg(span.end)
+                                            .arg(reduced_by)));
+                    if (r == 0)  // rank 0 measures the step's wall time
+                        QVERIFY(span.end <= step.seconds + slack);
+                    if (b > 0)
+                        QVERIFY(span.start >= t.allreduce[b - 1].start);
+                }
+            }
+        }
     }
 
     void more_devices_than_cores_is_allowed_with_a_warning() {

@@ -1,7 +1,9 @@
 // Bucket plans and the gradient reducer: buckets tile the buffer on parameter boundaries with
-// DDP's sizes, and the reducer averages every bucket whether it overlaps backward or not.
+// DDP's sizes, and the reducer averages every bucket whether it overlaps backward or not, timing
+// each bucket's all-reduce.
 
 #include <QtTest>
+#include <chrono>
 #include <thread>
 
 #include "comm/thread_comm.h"
@@ -54,13 +56,16 @@ class GradientReducerTest : public QObject {
         auto group = comm::ThreadGroup::create(2);
         std::vector<std::vector<float>> grads(2, std::vector<float>(4000));
         std::vector<float> accumulated(accumulate ? 4000 : 0, 0.5f);
+        std::vector<std::vector<BucketSpan>> spans(2);
+        std::vector<double> finished(2);  // seconds from the step's start to finish()'s return
         std::vector<std::thread> ranks;
         for (int r = 0; r < 2; ++r) {
             ranks.emplace_back([&, r] {
                 auto comm = group->communicator(r);
                 auto& g = grads[std::size_t(r)];
                 GradientReducer reducer(*comm, g, buckets, overlap);
-                reducer.begin(accumulated);
+                const auto step_start = GradientReducer::Clock::now();
+                reducer.begin(accumulated, step_start);
                 // Backward writes gradients in layout order and announces each parameter.
                 std::size_t begin = 0;
                 for (std::size_t end : ends) {
@@ -70,16 +75,44 @@ class GradientReducerTest : public QObject {
                     begin = end;
                 }
                 reducer.finish();
+                finished[std::size_t(r)] =
+                    std::chrono::duration<double>(GradientReducer::Clock::now() - step_start)
+                        .count();
+                spans[std::size_t(r)].assign(reducer.spans().begin(), reducer.spans().end());
             });
         }
         for (auto& t : ranks)
             t.join();
+        // One span per bucket, in launch order, inside the step up to finish()'s return.
+        for (std::size_t r = 0; r < 2; ++r) {
+            QCOMPARE(spans[r].size(), buckets.size());
+            for (std::size_t b = 0; b < buckets.size(); ++b) {
+                QVERIFY(spans[r][b].start >= 0);
+                QVERIFY(spans[r][b].end >= spans[r][b].start);
+                QVERIFY(spans[r][b].end <= finished[r]);
+                if (b > 0)
+                    QVERIFY(spans[r][b].start >= spans[r][b - 1].end);
+            }
+        }
         for (std::size_t i = 0; i < 4000; ++i) {
             // mean over ranks of (r + 1) i (+ 0.5 accumulated on each) = 1.5 i (+ 0.5)
             const float expected = 1.5f * float(i) + (accumulate ? 0.5f : 0.0f);
             QCOMPARE(grads[0][i], expected);
             QCOMPARE(grads[1][i], expected);
         }
+    }
+
+    void one_rank_communicates_nothing() {
+        auto group = comm::ThreadGroup::create(1);
+        auto comm = group->communicator(0);
+        std::vector<float> g(100, 2.0f);
+        GradientReducer reducer(*comm, g, plan_buckets(std::vector<std::size_t>{10, 100}, 4, 40),
+                                false);
+        QCOMPARE(reducer.buckets().size(), std::size_t(2));
+        reducer.begin({}, GradientReducer::Clock::now());
+        reducer.finish();
+        QVERIFY(reducer.spans().empty());
+        QCOMPARE(g[99], 2.0f);
     }
 };
 

@@ -1,0 +1,591 @@
+#include "lesson.h"
+
+#include <QHash>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QJsonParseError>
+#include <QRegularExpression>
+#include <QSet>
+#include <QStringList>
+
+#include <array>
+#include <utility>
+
+#include "data/load.h"
+#include "error.h"
+#include "json_error_position.h"
+#include "run_spec_json.h"
+#include "train/dataset_request.h"
+
+namespace scalelab {
+
+namespace {
+
+constexpr std::array<std::pair<LessonChart, std::string_view>, 8> chart_names{{
+    {LessonChart::TrainLoss, "train_loss"},
+    {LessonChart::ValAccuracy, "val_accuracy"},
+    {LessonChart::ImagesPerSecond, "images_per_s"},
+    {LessonChart::LearningRate, "learning_rate"},
+    {LessonChart::NoiseScale, "noise_scale"},
+    {LessonChart::Scaling, "scaling"},
+    {LessonChart::StepsToTarget, "steps_to_target"},
+    {LessonChart::TimeBreakdown, "time_breakdown"},
+}};
+constexpr std::array<std::pair<LessonAxis, std::string_view>, 4> axis_names{{
+    {LessonAxis::Step, "step"},
+    {LessonAxis::Epoch, "epoch"},
+    {LessonAxis::Samples, "samples"},
+    {LessonAxis::Time, "time"},
+}};
+
+template <typename Enum, std::size_t N>
+std::string_view name_in(const std::array<std::pair<Enum, std::string_view>, N>& names,
+                         Enum value) {
+    for (const auto& [v, name] : names)
+        if (v == value)
+            return name;
+    return {};
+}
+
+template <typename Enum, std::size_t N>
+std::optional<Enum> value_in(const std::array<std::pair<Enum, std::string_view>, N>& names,
+                             std::string_view name) {
+    for (const auto& [v, n] : names)
+        if (n == name)
+            return v;
+    return std::nullopt;
+}
+
+// "\"step\", \"epoch\", ..." for messages.
+template <typename Enum, std::size_t N>
+QString choices(const std::array<std::pair<Enum, std::string_view>, N>& names) {
+    QStringList quoted;
+    for (const auto& [v, name] : names)
+        quoted.append(u'"' + QString::fromUtf8(name.data(), qsizetype(name.size())) + u'"');
+    return quoted.join(QStringLiteral(", "));
+}
+
+// The top-level keys of a lesson file, and those of its nested objects besides RunSpec fields.
+const QStringList lesson_keys{QStringLiteral("title"),  QStringLiteral("explanation"),
+                              QStringLiteral("charts"), QStringLiteral("x_axis"),
+                              QStringLiteral("base"),   QStringLiteral("runs"),
+                              QStringLiteral("gpu"),    QStringLiteral("assessment")};
+const QStringList gpu_keys{QStringLiteral("base"), QStringLiteral("assessment")};
+const QStringList assessment_keys{QStringLiteral("target"), QStringLiteral("consecutive_epochs"),
+                                  QStringLiteral("time_budget_s")};
+
+// LessonSize::Test: small enough that all shipped lessons train in seconds.
+constexpr int test_train_images = 256;
+constexpr int test_test_images = 128;
+constexpr int test_max_epochs = 2;
+
+QString child(const QString& path, const QString& key) {
+    return path.isEmpty() ? key : path + u'.' + key;
+}
+
+QString element(const QString& path, qsizetype index) {
+    return QStringLiteral("%1[%2]").arg(path).arg(index);
+}
+
+// The line of every key of a valid JSON document, by its path ("runs[2].batch"), and of the
+// start of every array element ("runs[2]"). QJsonDocument keeps no positions, and a message
+// that names the line to fix is worth this small scanner.
+class KeyLines {
+  public:
+    explicit KeyLines(const QByteArray& json) {
+        struct Frame {
+            bool object = true;
+            QString path;
+            QString key;
+            int index = 0;
+            bool expect_key = true;
+        };
+        std::vector<Frame> frames;
+        int line = 1;
+        const auto here = [&frames]() -> QString {
+            if (frames.empty())
+                return {};
+            const Frame& top = frames.back();
+            return top.object ? child(top.path, top.key) : element(top.path, top.index);
+        };
+        const auto value_starts = [&] {
+            if (!frames.empty() && !frames.back().object)
+                lines_.insert(here(), line);
+        };
+        for (qsizetype i = 0; i < json.size(); ++i) {
+            const char c = json[i];
+            switch (c) {
+                case '\n':
+                    ++line;
+                    break;
+                case '"': {
+                    const qsizetype start = i + 1;
+                    for (++i; i < json.size() && json[i] != '"'; ++i)
+                        if (json[i] == '\\')
+                            ++i;
+                    if (!frames.empty() && frames.back().object && frames.back().expect_key) {
+                        frames.back().key = QString::fromUtf8(json.mid(start, i - start));
+                        frames.back().expect_key = false;
+                        lines_.insert(here(), line);
+                    } else {
+                        value_starts();
+                    }
+                    break;
+                }
+                case '{':
+                case '[': {
+                    value_starts();
+                    Frame frame;
+                    frame.object = c == '{';
+                    frame.path = here();
+                    frames.push_back(std::move(frame));
+                    break;
+                }
+                case '}':
+                case ']':
+                    if (!frames.empty())
+                        frames.pop_back();
+                    break;
+                case ',':
+                    if (!frames.empty()) {
+                        Frame& top = frames.back();
+                        if (top.object)
+                            top.expect_key = true;
+                        else
+                            ++top.index;
+                    }
+                    break;
+                case ' ':
+                case '\t':
+                case '\r':
+                case ':':
+                    break;
+                default:  // a number, true, false or null
+                    value_starts();
+                    break;
+            }
+        }
+    }
+
+    // 0 when the path is not in the document.
+    int line(const QString& path) const { return lines_.value(path, 0); }
+
+  private:
+    QHash<QString, int> lines_;
+};
+
+// One object of RunSpec fields and where it sits in the file ("base", "runs[1]").
+struct SpecBlock {
+    QString path;
+    QJsonObject fields;
+};
+
+// The first RunSpec field a validate() message names (as a whole word), or "".
+QString field_named_in(const QString& message) {
+    QString first;
+    qsizetype first_at = message.size();
+    for (const QString& key : run_spec_json_keys()) {
+        const QRegularExpression word(QStringLiteral("\\b%1\\b").arg(key));
+        const QRegularExpressionMatch match = word.match(message);
+        if (match.hasMatch() && match.capturedStart() < first_at) {
+            first = key;
+            first_at = match.capturedStart();
+        }
+    }
+    return first;
+}
+
+// How the lesson note describes a setting: "fashion-mnist (first 20000 training images), cnn,
+// 2 CPU devices".
+QString describe_setting(const RunSpec& spec, bool gpus) {
+    QString text = QString::fromStdString(spec.dataset);
+    if (spec.train_subset > 0)
+        text += QStringLiteral(" (first %1 training images)").arg(spec.train_subset);
+    const QString unit = gpus ? QStringLiteral("GPU") : QStringLiteral("CPU device");
+    return text + QStringLiteral(", %1, %2 %3%4")
+                      .arg(QString::fromStdString(spec.model))
+                      .arg(spec.devices)
+                      .arg(unit, spec.devices == 1 ? QString() : QStringLiteral("s"));
+}
+
+void shrink_for_tests(RunSpec& spec) {
+    spec.dataset = "synthetic";
+    spec.data_dir.clear();
+    spec.synthetic_train = test_train_images;
+    spec.synthetic_test = test_test_images;
+    spec.synthetic_channels = 1;
+    spec.synthetic_size = 28;
+    spec.train_subset = 0;
+    spec.test_subset = 0;
+    if (spec.epochs > test_max_epochs) {
+        if (spec.warmup_unit == WarmupUnit::Epochs)
+            spec.warmup_length *= double(test_max_epochs) / spec.epochs;
+        spec.epochs = test_max_epochs;
+    }
+}
+
+// Reads one lesson document, collecting every problem with its file, line and field.
+class LessonReader {
+  public:
+    LessonReader(const QByteArray& json, const QString& file) : file_(file), lines_(json) {}
+
+    Lesson read(const QJsonObject& root, const DeviceInventory& devices, LessonSize size);
+
+    // Throws LessonError with every problem found, one per line.
+    void throw_if_problems() const {
+        if (!problems_.isEmpty())
+            throw LessonError(problems_.join(u'\n').toStdString());
+    }
+
+  private:
+    // A problem with the value at `path`, or with the object at `path` when the problem is a
+    // key it lacks. Problems repeated (a base field every run inherits) are reported once.
+    void problem(const QString& path, const QString& text) {
+        const int line = lines_.line(path);
+        QString where = line > 0 ? QStringLiteral("%1:%2: ").arg(file_).arg(line)
+                                 : QStringLiteral("%1: ").arg(file_);
+        if (!path.isEmpty())
+            where += QStringLiteral("field '%1': ").arg(path);
+        if (!problems_.contains(where + text))
+            problems_.append(where + text);
+    }
+
+    void check_keys(const QJsonObject& object, const QString& path, const QStringList& allowed) {
+        for (auto it = object.begin(); it != object.end(); ++it)
+            if (!allowed.contains(it.key()))
+                problem(child(path, it.key()),
+                        QStringLiteral("unknown key: %1 takes %2")
+                            .arg(path.isEmpty() ? QStringLiteral("a lesson") : path,
+                                 allowed.join(QStringLiteral(", "))));
+    }
+
+    QString required_text(const QJsonObject& object, const QString& key, const QString& what) {
+        const QJsonValue value = object.value(key);
+        if (value.isUndefined())
+            problem({}, QStringLiteral("the lesson needs a \"%1\": %2").arg(key, what));
+        else if (!value.isString() || value.toString().trimmed().isEmpty())
+            problem(key, QStringLiteral("must be a non-empty string: %1").arg(what));
+        return value.toString().trimmed();
+    }
+
+    QJsonObject optional_object(const QJsonObject& parent, const QString& key, const QString& path,
+                                const QString& what) {
+        const QJsonValue value = parent.value(key);
+        if (!value.isUndefined() && !value.isObject())
+            problem(path, QStringLiteral("must be an object: %1").arg(what));
+        return value.toObject();
+    }
+
+    std::vector<LessonChart> read_charts(const QJsonObject& root);
+    LessonAxis read_axis(const QJsonObject& root);
+    std::optional<Assessment> read_assessment(const QJsonObject& parent, const QString& path);
+    // The spec the blocks make, applied in order over the defaults, each field checked on its
+    // own so that a problem names the field's line.
+    RunSpec build_spec(const std::vector<SpecBlock>& blocks);
+    // Reports each of spec.validate()'s problems at the block that set the field it names (the
+    // last one), or at the run when no block did.
+    void validate(const RunSpec& spec, const std::vector<SpecBlock>& blocks,
+                  const QString& run_path);
+    // Sets the runs' early stop from the assessment; a block that sets it itself is a problem.
+    void apply_assessment(const Assessment& assessment, RunSpec& spec,
+                          const std::vector<SpecBlock>& blocks, const QString& run_path);
+
+    QString file_;
+    KeyLines lines_;
+    QStringList problems_;
+};
+
+std::vector<LessonChart> LessonReader::read_charts(const QJsonObject& root) {
+    const QString what =
+        QStringLiteral("an array of chart names, each one of %1").arg(choices(chart_names));
+    const QJsonValue value = root.value(QStringLiteral("charts"));
+    if (value.isUndefined()) {
+        problem({}, QStringLiteral("the lesson needs \"charts\": %1").arg(what));
+        return {};
+    }
+    if (!value.isArray() || value.toArray().isEmpty()) {
+        problem(QStringLiteral("charts"), QStringLiteral("must be %1").arg(what));
+        return {};
+    }
+    std::vector<LessonChart> charts;
+    const QJsonArray array = value.toArray();
+    for (qsizetype i = 0; i < array.size(); ++i) {
+        const auto chart = value_in(chart_names, array[i].toString().toStdString());
+        if (!array[i].isString() || !chart)
+            problem(element(QStringLiteral("charts"), i),
+                    QStringLiteral("unknown chart: choose one of %1").arg(choices(chart_names)));
+        else
+            charts.push_back(*chart);
+    }
+    return charts;
+}
+
+LessonAxis LessonReader::read_axis(const QJsonObject& root) {
+    const QJsonValue value = root.value(QStringLiteral("x_axis"));
+    if (value.isUndefined())
+        return LessonAxis::Step;
+    const auto axis = value_in(axis_names, value.toString().toStdString());
+    if (!value.isString() || !axis) {
+        problem(QStringLiteral("x_axis"),
+                QStringLiteral("must be one of %1").arg(choices(axis_names)));
+        return LessonAxis::Step;
+    }
+    return *axis;
+}
+
+std::optional<Assessment> LessonReader::read_assessment(const QJsonObject& parent,
+                                                        const QString& path) {
+    const QJsonValue value = parent.value(QStringLiteral("assessment"));
+    if (value.isUndefined())
+        return std::nullopt;
+    const QString what = QStringLiteral(
+        "{\"target\": 0.75, \"consecutive_epochs\": 2, \"time_budget_s\": 300}: the validation "
+        "accuracy to hold for that many epochs in a row within that many seconds of training");
+    if (!value.isObject()) {
+        problem(path, QStringLiteral("must be an object %1").arg(what));
+        return std::nullopt;
+    }
+    const QJsonObject object = value.toObject();
+    check_keys(object, path, assessment_keys);
+    for (const QString& key : assessment_keys)
+        if (!object.contains(key))
+            problem(path, QStringLiteral("needs \"%1\": %2").arg(key, what));
+
+    Assessment assessment;
+    const QJsonValue target = object.value(QStringLiteral("target"));
+    assessment.target = target.toDouble();
+    if (target.isDouble() ? !(assessment.target > 0 && assessment.target <= 1)
+                          : !target.isUndefined())
+        problem(child(path, QStringLiteral("target")),
+                QStringLiteral("must be a validation accuracy in (0, 1], e.g. 0.75"));
+    const QJsonValue epochs = object.value(QStringLiteral("consecutive_epochs"));
+    assessment.consecutive_epochs = epochs.toInt();
+    if (epochs.isDouble() ? !(epochs.toDouble() == assessment.consecutive_epochs &&
+                              assessment.consecutive_epochs >= 1)
+                          : !epochs.isUndefined())
+        problem(child(path, QStringLiteral("consecutive_epochs")),
+                QStringLiteral("must be a whole number of epochs, at least 1"));
+    const QJsonValue budget = object.value(QStringLiteral("time_budget_s"));
+    assessment.time_budget_s = budget.toDouble();
+    if (budget.isDouble() ? !(assessment.time_budget_s > 0) : !budget.isUndefined())
+        problem(child(path, QStringLiteral("time_budget_s")),
+                QStringLiteral("must be a number of seconds above 0, e.g. 300"));
+    return assessment;
+}
+
+RunSpec LessonReader::build_spec(const std::vector<SpecBlock>& blocks) {
+    RunSpec spec;
+    for (const SpecBlock& block : blocks) {
+        for (auto it = block.fields.begin(); it != block.fields.end(); ++it) {
+            // run_spec_from_json reads a document: one field per document ties each of its
+            // problems to that field's line.
+            const QJsonDocument one_field(QJsonObject{{it.key(), it.value()}});
+            try {
+                spec = run_spec_from_json(one_field.toJson(QJsonDocument::Compact), spec);
+            } catch (const Error& error) {
+                problem(child(block.path, it.key()), QString::fromUtf8(error.what()));
+            }
+        }
+    }
+    return spec;
+}
+
+void LessonReader::validate(const RunSpec& spec, const std::vector<SpecBlock>& blocks,
+                            const QString& run_path) {
+    for (const std::string& message : spec.validate()) {
+        const QString text = QString::fromStdString(message);
+        const QString field = field_named_in(text);
+        QString path = run_path;
+        for (auto block = blocks.rbegin(); block != blocks.rend(); ++block)
+            if (!field.isEmpty() && block->fields.contains(field)) {
+                path = child(block->path, field);
+                break;
+            }
+        problem(path, text);
+    }
+}
+
+void LessonReader::apply_assessment(const Assessment& assessment, RunSpec& spec,
+                                    const std::vector<SpecBlock>& blocks, const QString& run_path) {
+    for (const SpecBlock& block : blocks)
+        for (const QString& key : {QStringLiteral("target_accuracy"), QStringLiteral("patience")})
+            if (block.fields.contains(key))
+                problem(child(block.path, key),
+                        QStringLiteral("the assessment sets it (from its target and "
+                                       "consecutive_epochs): remove it"));
+    spec.target_accuracy = assessment.target;
+    spec.patience = assessment.consecutive_epochs;
+    if (spec.epochs < assessment.consecutive_epochs) {
+        QString path = run_path;
+        for (const SpecBlock& block : blocks)
+            if (block.fields.contains(QStringLiteral("epochs")))
+                path = child(block.path, QStringLiteral("epochs"));
+        problem(path, QStringLiteral("the assessment needs %1 epochs in a row above its target: "
+                                     "train at least %1 epochs")
+                          .arg(assessment.consecutive_epochs));
+    }
+}
+
+Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& devices,
+                          LessonSize size) {
+    Lesson lesson;
+    lesson.file = file_;
+    check_keys(root, {}, lesson_keys);
+    lesson.title = required_text(root, QStringLiteral("title"), QStringLiteral("the menu's name"));
+    lesson.explanation = required_text(root, QStringLiteral("explanation"),
+                                       QStringLiteral("a few sentences on what the charts show"));
+    lesson.charts = read_charts(root);
+    lesson.x_axis = read_axis(root);
+
+    const QString fields_what = QStringLiteral("run settings, as in a train --config file");
+    const SpecBlock base{
+        QStringLiteral("base"),
+        optional_object(root, QStringLiteral("base"), QStringLiteral("base"), fields_what)};
+    const bool has_gpu_block = root.contains(QStringLiteral("gpu"));
+    const QJsonObject gpu =
+        optional_object(root, QStringLiteral("gpu"), QStringLiteral("gpu"),
+                        QStringLiteral("{\"base\": {...}, \"assessment\": {...}}, the setting "
+                                       "used where GPUs are present"));
+    check_keys(gpu, QStringLiteral("gpu"), gpu_keys);
+    const SpecBlock gpu_base{
+        QStringLiteral("gpu.base"),
+        optional_object(gpu, QStringLiteral("base"), QStringLiteral("gpu.base"), fields_what)};
+    const std::optional<Assessment> laptop_assessment =
+        read_assessment(root, QStringLiteral("assessment"));
+    const std::optional<Assessment> gpu_assessment =
+        read_assessment(gpu, QStringLiteral("gpu.assessment"));
+
+    // Each run as the laptop and as the GPU setting define it; both must be valid.
+    struct Candidate {
+        QString name;
+        QString path;
+        QJsonObject fields;
+    };
+    std::vector<Candidate> candidates;
+    const QJsonValue runs = root.value(QStringLiteral("runs"));
+    const QString runs_what =
+        QStringLiteral("a non-empty array of runs, each {\"name\": \"...\", and run settings}");
+    if (runs.isUndefined())
+        problem({}, QStringLiteral("the lesson needs \"runs\": %1").arg(runs_what));
+    else if (!runs.isArray() || runs.toArray().isEmpty())
+        problem(QStringLiteral("runs"), QStringLiteral("must be %1").arg(runs_what));
+    QSet<QString> names;
+    const QJsonArray run_array = runs.toArray();
+    for (qsizetype i = 0; i < run_array.size(); ++i) {
+        const QString path = element(QStringLiteral("runs"), i);
+        if (!run_array[i].isObject()) {
+            problem(path, QStringLiteral("must be an object: %1").arg(runs_what));
+            continue;
+        }
+        QJsonObject fields = run_array[i].toObject();
+        const QJsonValue name = fields.take(QStringLiteral("name"));
+        const QString trimmed = name.toString().trimmed();
+        if (name.isUndefined())
+            problem(path, QStringLiteral("needs a \"name\", as the charts' legend shows it"));
+        else if (!name.isString() || trimmed.isEmpty())
+            problem(child(path, QStringLiteral("name")),
+                    QStringLiteral("must be a non-empty string"));
+        else if (names.contains(trimmed))
+            problem(child(path, QStringLiteral("name")),
+                    QStringLiteral("\"%1\" names another run too: give each run its own name")
+                        .arg(trimmed));
+        names.insert(trimmed);
+        candidates.push_back({trimmed, path, fields});
+    }
+
+    std::vector<RunSpec> laptop_specs, gpu_specs;
+    for (const Candidate& run : candidates) {
+        const std::vector<SpecBlock> laptop_blocks{base, {run.path, run.fields}};
+        laptop_specs.push_back(build_spec(laptop_blocks));
+        validate(laptop_specs.back(), laptop_blocks, run.path);
+        if (has_gpu_block) {
+            const std::vector<SpecBlock> gpu_blocks{base, gpu_base, {run.path, run.fields}};
+            gpu_specs.push_back(build_spec(gpu_blocks));
+            validate(gpu_specs.back(), gpu_blocks, run.path);
+        }
+    }
+
+    // The GPU setting needs GPUs and its data (CIFAR-10 is in a folder the user names).
+    bool use_gpu = false;
+    if (has_gpu_block) {
+        QString why_not;
+        if (devices.gpus.empty()) {
+            why_not = devices.no_gpu_reason.empty()
+                          ? QStringLiteral("no GPU found")
+                          : QStringLiteral("no GPU: %1")
+                                .arg(QString::fromStdString(devices.no_gpu_reason));
+        } else {
+            for (const RunSpec& spec : gpu_specs) {
+                const std::string missing = data::dataset_folder_problem(dataset_request(spec));
+                if (!missing.empty()) {
+                    why_not = QStringLiteral(
+                                  "GPUs found, but not the GPU setting's data (%1): "
+                                  "set \"data_dir\" in gpu.base of a copy of the "
+                                  "lesson among your own lessons")
+                                  .arg(QString::fromStdString(missing));
+                    break;
+                }
+            }
+        }
+        use_gpu = why_not.isEmpty();
+        const std::vector<RunSpec>& chosen = use_gpu ? gpu_specs : laptop_specs;
+        if (!chosen.empty())
+            lesson.setting_note =
+                use_gpu ? QStringLiteral("GPU setting: %1").arg(describe_setting(chosen[0], true))
+                        : QStringLiteral("laptop setting: %1; %2")
+                              .arg(describe_setting(chosen[0], false), why_not);
+    }
+
+    lesson.assessment = use_gpu && gpu_assessment ? gpu_assessment : laptop_assessment;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+        const Candidate& run = candidates[i];
+        RunSpec spec = use_gpu ? gpu_specs[i] : laptop_specs[i];
+        std::vector<SpecBlock> blocks{base, {run.path, run.fields}};
+        if (use_gpu)
+            blocks.insert(blocks.begin() + 1, gpu_base);
+        if (lesson.assessment)
+            apply_assessment(*lesson.assessment, spec, blocks, run.path);
+        if (size == LessonSize::Test)
+            shrink_for_tests(spec);
+        lesson.runs.push_back({run.name, std::move(spec)});
+    }
+    return lesson;
+}
+
+}  // namespace
+
+std::string_view to_string(LessonChart chart) {
+    return name_in(chart_names, chart);
+}
+std::optional<LessonChart> parse_lesson_chart(std::string_view name) {
+    return value_in(chart_names, name);
+}
+std::string_view to_string(LessonAxis axis) {
+    return name_in(axis_names, axis);
+}
+std::optional<LessonAxis> parse_lesson_axis(std::string_view name) {
+    return value_in(axis_names, name);
+}
+
+Lesson parse_lesson(const QByteArray& json, const QString& file, const DeviceInventory& devices,
+                    LessonSize size) {
+    QJsonParseError parse_error;
+    const QJsonDocument document = QJsonDocument::fromJson(json, &parse_error);
+    if (parse_error.error != QJsonParseError::NoError)
+        throw LessonError(
+            QStringLiteral("%1: invalid JSON at %2: %3")
+                .arg(file, json_error_position(json, parse_error.offset), parse_error.errorString())
+                .toStdString());
+    if (!document.isObject())
+        throw LessonError(QStringLiteral("%1: a lesson is a JSON object ({\"title\": ..., "
+                                         "\"runs\": [...]}), not an array or a single value")
+                              .arg(file)
+                              .toStdString());
+    LessonReader reader(json, file);
+    Lesson lesson = reader.read(document.object(), devices, size);
+    reader.throw_if_problems();
+    return lesson;
+}
+
+}  // namespace scalelab

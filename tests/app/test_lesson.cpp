@@ -1,0 +1,390 @@
+// Lessons: the shipped ones load, validate and (at test size) train to the end; the format's
+// rules (base, runs, the GPU setting, the assessment); and bad files, whose messages name the
+// file, the line and the field.
+
+#include <QtTest>
+
+#include <initializer_list>
+#include <map>
+#include <set>
+
+#include "lesson.h"
+#include "lesson_library.h"
+#include "run_controller.h"
+
+using namespace scalelab;
+
+namespace {
+
+DeviceInventory no_gpus() {
+    DeviceInventory devices;
+    devices.cpu_cores = 2;
+    devices.no_gpu_reason = "no CUDA backend in this build";
+    return devices;
+}
+
+DeviceInventory one_gpu() {
+    DeviceInventory devices;
+    devices.gpus.push_back({0, "test GPU", std::uint64_t(16) << 30});
+    return devices;
+}
+
+// A document whose line numbers are the positions in the list, counted from 1.
+QByteArray lines(std::initializer_list<const char*> list) {
+    QByteArray json;
+    for (const char* line : list)
+        json += QByteArray(line) + '\n';
+    return json;
+}
+
+// The message parse_lesson throws for `json`, or "" when it parses.
+QString error_of(const QByteArray& json, const DeviceInventory& devices = no_gpus()) {
+    try {
+        parse_lesson(json, QStringLiteral("bad.json"), devices);
+    } catch (const LessonError& error) {
+        return QString::fromUtf8(error.what());
+    }
+    return {};
+}
+
+// A valid lesson of two runs, one setting per line, to break one line at a time.
+QByteArray valid_lesson(const char* base_extra = "", const char* run_extra = "") {
+    QByteArray json = lines({
+        "{",                                                                 // 1
+        "  \"title\": \"Batch size\",",                                      // 2
+        "  \"explanation\": \"What to look for.\",",                         // 3
+        "  \"charts\": [\"train_loss\", \"images_per_s\"],",                 // 4
+        "  \"x_axis\": \"samples\",",                                        // 5
+        "  \"base\": {",                                                     // 6
+        "    \"model\": \"mlp\",",                                           // 7
+        "    \"dataset\": \"synthetic\",",                                   // 8
+        "    BASE_EXTRA",                                                    // 9
+        "    \"epochs\": 3",                                                 // 10
+        "  },",                                                              // 11
+        "  \"runs\": [",                                                     // 12
+        "    {\"name\": \"small\", \"batch\": 16},",                         // 13
+        "    {\"name\": \"large\", \"batch\": 256, RUN_EXTRA \"lr\": 0.2}",  // 14
+        "  ]",                                                               // 15
+        "}",                                                                 // 16
+    });
+    json.replace("BASE_EXTRA", base_extra);
+    json.replace("RUN_EXTRA", run_extra);
+    return json;
+}
+
+}  // namespace
+
+class TestLesson : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void everyShippedLessonLoadsAndValidates() {
+        const std::vector<LessonEntry> entries =
+            list_lessons(no_gpus(), LessonSize::Full, {shipped_lessons_folder()});
+        QCOMPARE(entries.size(), std::size_t{8});
+        std::set<QString> titles;
+        for (const LessonEntry& entry : entries) {
+            QVERIFY2(entry.lesson, qPrintable(entry.error));
+            const Lesson& lesson = *entry.lesson;
+            QVERIFY(!lesson.title.isEmpty());
+            QVERIFY(!lesson.explanation.isEmpty());
+            QVERIFY(!lesson.charts.empty());
+            QVERIFY(!lesson.runs.empty());
+            titles.insert(lesson.title);
+            for (const LessonRun& run : lesson.runs) {
+                QVERIFY(!run.name.isEmpty());
+                // Full size trains the real dataset; never the synthetic one tests use.
+                QCOMPARE(run.spec.dataset, std::string("fashion-mnist"));
+                QVERIFY2(run.spec.validate().empty(), qPrintable(lesson.file));
+            }
+            // Every shipped lesson has a GPU setting; without GPUs it says why it is not used.
+            QVERIFY2(lesson.setting_note.startsWith("laptop setting: fashion-mnist"),
+                     qPrintable(lesson.setting_note));
+            QVERIFY(lesson.setting_note.contains("no CUDA backend in this build"));
+        }
+        QCOMPARE(titles.size(), entries.size());
+    }
+
+    void theAssessmentLessonUsesTheLaptopSettingWithoutCifar10() {
+        // GPUs, but no CIFAR-10 folder: the course's setting cannot run.
+        const LessonEntry entry =
+            load_lesson_file(shipped_lessons_folder() + "/08-assessment.json", one_gpu());
+        QVERIFY2(entry.lesson, qPrintable(entry.error));
+        const Lesson& lesson = *entry.lesson;
+        QVERIFY(lesson.assessment);
+        QCOMPARE(lesson.assessment->consecutive_epochs, 2);
+        QVERIFY(lesson.assessment->target > 0.75);  // the laptop's target, not the course's
+        QVERIFY2(lesson.setting_note.contains("cifar10"), qPrintable(lesson.setting_note));
+        QVERIFY2(lesson.setting_note.contains("data_dir"), qPrintable(lesson.setting_note));
+        for (const LessonRun& run : lesson.runs) {
+            QCOMPARE(run.spec.dataset, std::string("fashion-mnist"));
+            QCOMPARE(run.spec.target_accuracy, lesson.assessment->target);
+            QCOMPARE(run.spec.patience, lesson.assessment->consecutive_epochs);
+        }
+    }
+
+    void shippedLessonsTrainToTheEndAtTestSize() {
+        std::vector<RunSpec> specs;
+        std::map<std::size_t, QString> run_of;  // index in specs -> "lesson: run", for messages
+        const std::vector<LessonEntry> entries =
+            list_lessons(no_gpus(), LessonSize::Test, {shipped_lessons_folder()});
+        for (const LessonEntry& entry : entries) {
+            QVERIFY2(entry.lesson, qPrintable(entry.error));
+            for (const LessonRun& run : entry.lesson->runs) {
+                QCOMPARE(run.spec.dataset, std::string("synthetic"));
+                QVERIFY(run.spec.epochs <= 2);
+                QVERIFY2(run.spec.validate().empty(), qPrintable(run.name));
+                run_of[specs.size()] = entry.lesson->title + ": " + run.name;
+                specs.push_back(run.spec);
+            }
+        }
+        RunController controller;
+        std::map<int, RunEnd> ends;
+        std::map<int, int> epochs;
+        connect(&controller, &RunController::epochReported, this,
+                [&epochs](int id, const EpochMetrics&) { ++epochs[id]; });
+        connect(&controller, &RunController::runEnded, this,
+                [&ends](int id, const RunEnd& end) { ends[id] = end; });
+        const std::vector<int> ids = controller.enqueue(specs);
+        QTRY_VERIFY_WITH_TIMEOUT(ends.size() == ids.size(), 120000);
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            const RunEnd& end = ends.at(ids[i]);
+            const QString what = run_of[i] + ": " + QString::fromStdString(end.message);
+            // A lesson may show a run that diverges; none may fail or stop short otherwise.
+            QVERIFY2(end.status != RunStatus::Failed && end.status != RunStatus::Cancelled,
+                     qPrintable(what));
+            if (end.status != RunStatus::Diverged)
+                QVERIFY2(epochs[ids[i]] >= 1, qPrintable(what));
+        }
+    }
+
+    void runsOverrideTheBase() {
+        const Lesson lesson =
+            parse_lesson(valid_lesson(), QStringLiteral("ok.json"), no_gpus(), LessonSize::Full);
+        QCOMPARE(lesson.file, QStringLiteral("ok.json"));
+        QCOMPARE(lesson.title, QStringLiteral("Batch size"));
+        QCOMPARE(lesson.charts,
+                 (std::vector<LessonChart>{LessonChart::TrainLoss, LessonChart::ImagesPerSecond}));
+        QCOMPARE(lesson.x_axis, LessonAxis::Samples);
+        QCOMPARE(lesson.runs.size(), std::size_t{2});
+        QCOMPARE(lesson.runs[0].name, QStringLiteral("small"));
+        QCOMPARE(lesson.runs[0].spec.batch, 16);
+        QCOMPARE(lesson.runs[0].spec.lr, RunSpec{}.lr);
+        QCOMPARE(lesson.runs[1].spec.batch, 256);
+        QCOMPARE(lesson.runs[1].spec.lr, 0.2);
+        for (const LessonRun& run : lesson.runs) {
+            QCOMPARE(run.spec.model, std::string("mlp"));
+            QCOMPARE(run.spec.epochs, 3);
+        }
+        QVERIFY(!lesson.assessment);
+        QVERIFY(lesson.setting_note.isEmpty());  // no "gpu" block
+    }
+
+    void testSizeShrinksDataAndEpochsOnly() {
+        const Lesson lesson =
+            parse_lesson(valid_lesson("\"warmup_length\": 3, \"train_subset\": 100,"),
+                         QStringLiteral("ok.json"), no_gpus(), LessonSize::Test);
+        for (const LessonRun& run : lesson.runs) {
+            QCOMPARE(run.spec.dataset, std::string("synthetic"));
+            QCOMPARE(run.spec.train_subset, 0);
+            QCOMPARE(run.spec.epochs, 2);
+            QCOMPARE(run.spec.warmup_length, 2.0);  // all of the run, as it was
+            QCOMPARE(run.spec.model, std::string("mlp"));
+        }
+        QCOMPARE(lesson.runs[1].spec.batch, 256);
+    }
+
+    void theGpuSettingNeedsGpusAndItsData() {
+        const QByteArray json = lines({
+            "{\"title\": \"t\", \"explanation\": \"e\", \"charts\": [\"train_loss\"],",
+            " \"base\": {\"model\": \"mlp\", \"dataset\": \"synthetic\"},",
+            " \"runs\": [{\"name\": \"r\"}],",
+            " \"assessment\": {\"target\": 0.85, \"consecutive_epochs\": 2, "
+            "\"time_budget_s\": 120},",
+            " \"gpu\": {\"base\": {\"model\": \"resnet8\", \"epochs\": 4},",
+            "         \"assessment\": {\"target\": 0.75, \"consecutive_epochs\": 3, "
+            "\"time_budget_s\": 300}}}",
+        });
+        const Lesson laptop = parse_lesson(json, QStringLiteral("l.json"), no_gpus());
+        QCOMPARE(laptop.runs[0].spec.model, std::string("mlp"));
+        QCOMPARE(laptop.assessment->target, 0.85);
+        QVERIFY2(laptop.setting_note.startsWith("laptop setting: synthetic, mlp, 1 CPU device"),
+                 qPrintable(laptop.setting_note));
+        QVERIFY(laptop.setting_note.contains("no CUDA backend in this build"));
+
+        const Lesson gpu = parse_lesson(json, QStringLiteral("l.json"), one_gpu());
+        QCOMPARE(gpu.runs[0].spec.model, std::string("resnet8"));
+        QCOMPARE(gpu.assessment->target, 0.75);
+        QCOMPARE(gpu.runs[0].spec.patience, 3);
+        QCOMPARE(gpu.runs[0].spec.target_accuracy, 0.75);
+        QVERIFY2(gpu.setting_note.startsWith("GPU setting: synthetic, resnet8, 1 GPU"),
+                 qPrintable(gpu.setting_note));
+
+        // CIFAR-10 has no default folder: with GPUs but no data_dir, the laptop setting runs.
+        QByteArray cifar = json;
+        cifar.replace("{\"model\": \"resnet8\",",
+                      "{\"model\": \"resnet8\", \"dataset\": \"cifar10\",");
+        const Lesson no_data = parse_lesson(cifar, QStringLiteral("l.json"), one_gpu());
+        QCOMPARE(no_data.runs[0].spec.model, std::string("mlp"));
+        QCOMPARE(no_data.assessment->target, 0.85);
+        QVERIFY2(no_data.setting_note.contains("cifar10"), qPrintable(no_data.setting_note));
+    }
+
+    void notJsonNamesFileAndLine() {
+        const QString error = error_of(lines({"{", "  \"title\": \"t\",", "  \"runs\": [", "}"}));
+        QVERIFY2(error.startsWith("bad.json: invalid JSON at line 4"), qPrintable(error));
+    }
+
+    void notAnObjectIsRefused() {
+        QVERIFY2(error_of("[1, 2]").contains("a lesson is a JSON object"),
+                 qPrintable(error_of("[1, 2]")));
+    }
+
+    void unknownKeysNameTheirLineAtEveryLevel() {
+        QByteArray json = valid_lesson();
+        json.replace("\"x_axis\"", "\"xaxis\"");
+        QString error = error_of(json);
+        QVERIFY2(error.contains("bad.json:5: field 'xaxis': unknown key"), qPrintable(error));
+
+        error = error_of(valid_lesson("\"bacth\": 8,"));
+        QVERIFY2(error.contains("bad.json:9: field 'base.bacth': unknown key \"bacth\""),
+                 qPrintable(error));
+
+        error = error_of(valid_lesson("", "\"colour\": 1,"));
+        QVERIFY2(error.contains("bad.json:14: field 'runs[1].colour': unknown key"),
+                 qPrintable(error));
+
+        json = valid_lesson();
+        json.replace("\"runs\": [", "\"gpu\": {\"bsae\": {}}, \"runs\": [");
+        error = error_of(json);
+        QVERIFY2(error.contains("bad.json:12: field 'gpu.bsae': unknown key: gpu takes base, "
+                                "assessment"),
+                 qPrintable(error));
+
+        json = valid_lesson();
+        json.replace("\"runs\": [",
+                     "\"assessment\": {\"target\": 0.8, \"consecutive_epochs\": 2, "
+                     "\"time_budget_s\": 60, \"budget\": 1}, \"runs\": [");
+        error = error_of(json);
+        QVERIFY2(error.contains("bad.json:12: field 'assessment.budget': unknown key"),
+                 qPrintable(error));
+    }
+
+    void unknownModelNamesTheLineThatSetIt() {
+        QByteArray json = valid_lesson();
+        json.replace("\"mlp\"", "\"resnet99\"");
+        const QString error = error_of(json);
+        QVERIFY2(error.contains("bad.json:7: field 'base.model': model 'resnet99' is unknown"),
+                 qPrintable(error));
+        QCOMPARE(error.count('\n'), 0);  // reported once, not once per run
+    }
+
+    void unknownOptimizerNamesTheRun() {
+        const QString error = error_of(valid_lesson("", "\"optimizer\": \"adam\","));
+        QVERIFY2(error.contains("bad.json:14: field 'runs[1].optimizer'"), qPrintable(error));
+        QVERIFY2(error.contains("\"lars\""), qPrintable(error));  // the choices
+    }
+
+    void aRunThatDoesNotValidateNamesItsField() {
+        const QString error = error_of(valid_lesson("", "\"momentum\": 1.5,"));
+        QVERIFY2(
+            error.contains("bad.json:14: field 'runs[1].momentum': momentum must be in [0, 1)"),
+            qPrintable(error));
+        // A problem no field set is reported at the run.
+        QByteArray json = valid_lesson();
+        json.replace("\"batch\": 16",
+                     "\"batch\": 16, \"warmup_length\": 2.5, "
+                     "\"warmup_unit\": \"steps\"");
+        const QString at_run = error_of(json);
+        QVERIFY2(at_run.contains("bad.json:13: field 'runs[0]"), qPrintable(at_run));
+    }
+
+    void wrongTypesNameTheirField() {
+        const QString error = error_of(valid_lesson("", "\"batch\": \"many\","));
+        QVERIFY2(error.contains("bad.json:14: field 'runs[1].batch'"), qPrintable(error));
+        QVERIFY2(error.contains("whole number"), qPrintable(error));
+    }
+
+    void emptyOrMissingRunsAreRefused() {
+        QByteArray json = valid_lesson();
+        const qsizetype start = json.indexOf("\"runs\": [") + 9;
+        json.remove(start, json.lastIndexOf(']') - start);
+        QString error = error_of(json);
+        QVERIFY2(error.contains("bad.json:12: field 'runs': must be a non-empty array"),
+                 qPrintable(error));
+
+        error = error_of(R"({"title": "t", "explanation": "e", "charts": ["train_loss"]})");
+        QVERIFY2(error.contains("bad.json: the lesson needs \"runs\""), qPrintable(error));
+    }
+
+    void runsNeedUniqueNames() {
+        QByteArray json = valid_lesson();
+        json.replace("\"large\"", "\"small\"");
+        QString error = error_of(json);
+        QVERIFY2(error.contains("bad.json:14: field 'runs[1].name': \"small\" names another run"),
+                 qPrintable(error));
+        json = valid_lesson();
+        json.replace("\"name\": \"large\",", "");
+        error = error_of(json);
+        QVERIFY2(error.contains("bad.json:14: field 'runs[1]': needs a \"name\""),
+                 qPrintable(error));
+    }
+
+    void badChartAndAxisNamesAreRefused() {
+        QByteArray json = valid_lesson();
+        json.replace("\"images_per_s\"", "\"throughput\"");
+        QString error = error_of(json);
+        QVERIFY2(error.contains("bad.json:4: field 'charts[1]': unknown chart: choose one of"),
+                 qPrintable(error));
+        QVERIFY(error.contains("\"time_breakdown\""));
+        json = valid_lesson();
+        json.replace("\"samples\"", "\"wall\"");
+        error = error_of(json);
+        QVERIFY2(error.contains("bad.json:5: field 'x_axis': must be one of \"step\""),
+                 qPrintable(error));
+    }
+
+    void badAssessmentsAreRefused() {
+        const auto with_assessment = [](const char* assessment) {
+            QByteArray json = valid_lesson();
+            json.replace("\"runs\": [",
+                         QByteArray("\"assessment\": ") + assessment + ",\n  \"runs\": [");
+            return error_of(json);
+        };
+        QString error =
+            with_assessment(R"({"target": 1.5, "consecutive_epochs": 2, "time_budget_s": 60})");
+        QVERIFY2(error.contains("bad.json:12: field 'assessment.target': must be a validation "
+                                "accuracy in (0, 1]"),
+                 qPrintable(error));
+        error = with_assessment(R"({"target": 0.8, "consecutive_epochs": 2})");
+        QVERIFY2(error.contains("field 'assessment': needs \"time_budget_s\""), qPrintable(error));
+        error = with_assessment(R"({"target": 0.8, "consecutive_epochs": 0, "time_budget_s": 9})");
+        QVERIFY2(error.contains("field 'assessment.consecutive_epochs'"), qPrintable(error));
+        // Longer than the runs: they could never pass.
+        error = with_assessment(R"({"target": 0.8, "consecutive_epochs": 4, "time_budget_s": 9})");
+        QVERIFY2(error.contains("bad.json:10: field 'base.epochs': the assessment needs 4 epochs"),
+                 qPrintable(error));
+    }
+
+    void theAssessmentAloneSetsTheEarlyStop() {
+        QByteArray json = valid_lesson("\"patience\": 3,");
+        json.replace("\"runs\": [",
+                     "\"assessment\": {\"target\": 0.8, \"consecutive_epochs\": 2, "
+                     "\"time_budget_s\": 60},\n  \"runs\": [");
+        const QString error = error_of(json);
+        QVERIFY2(error.contains("bad.json:9: field 'base.patience': the assessment sets it"),
+                 qPrintable(error));
+    }
+
+    void everyProblemIsReported() {
+        QByteArray json = valid_lesson("\"bacth\": 8,", "\"momentum\": 1.5,");
+        json.replace("\"images_per_s\"", "\"throughput\"");
+        const QStringList problems = error_of(json).split('\n');
+        QCOMPARE(problems.size(), 3);
+        for (const QString& problem : problems)
+            QVERIFY2(problem.startsWith("bad.json:"), qPrintable(problem));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestLesson)
+#include "test_lesson.moc"

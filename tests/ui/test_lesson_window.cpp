@@ -1,0 +1,153 @@
+// Lessons in the window: every shipped lesson, at test size (synthetic data), opened from the
+// library and run with one press; its runs end, and the charts and views it names receive their
+// series. Also: a lesson file with a problem is refused with its file and line, the lesson shown
+// before stays, and the panel judges the assessment.
+
+#include <QDir>
+#include <QFile>
+#include <QLabel>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "chart_grid.h"
+#include "lesson_library.h"
+#include "lesson_panel.h"
+#include "scaling_view.h"
+#include "steps_to_target_view.h"
+#include "time_breakdown_view.h"
+#include "window_test_support.h"
+
+using namespace scalelab;
+using namespace scalelab::testing;
+
+namespace {
+
+std::optional<ChartKind> grid_chart(LessonChart chart) {
+    switch (chart) {
+        case LessonChart::TrainLoss:
+            return ChartKind::TrainLoss;
+        case LessonChart::ValAccuracy:
+            return ChartKind::ValAccuracy;
+        case LessonChart::ImagesPerSecond:
+            return ChartKind::ImagesPerSecond;
+        case LessonChart::LearningRate:
+            return ChartKind::LearningRate;
+        case LessonChart::NoiseScale:
+            return ChartKind::NoiseScale;
+        case LessonChart::Scaling:
+        case LessonChart::StepsToTarget:
+        case LessonChart::TimeBreakdown:
+            return std::nullopt;
+    }
+    return std::nullopt;
+}
+
+bool all_ended(const RunCollection& runs, const std::vector<int>& ids) {
+    return std::all_of(ids.begin(), ids.end(), [&](int id) {
+        const RunRecord* run = runs.find(id);
+        return run != nullptr && !is_active(run->state);
+    });
+}
+
+}  // namespace
+
+class TestLessonWindow : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void everyShippedLessonRunsAndFillsItsCharts_data() {
+        QTest::addColumn<QString>("file");
+        const std::vector<LessonEntry> entries =
+            list_lessons(two_cpu_cores(), LessonSize::Test, {shipped_lessons_folder()});
+        QVERIFY(entries.size() >= 8);
+        for (const LessonEntry& entry : entries)
+            QTest::newRow(qPrintable(QFileInfo(entry.file).fileName())) << entry.file;
+    }
+
+    void everyShippedLessonRunsAndFillsItsCharts() {
+        QFETCH(QString, file);
+        const LessonEntry entry = load_lesson_file(file, two_cpu_cores(), LessonSize::Test);
+        QVERIFY2(entry.lesson.has_value(), qPrintable(entry.error));
+        const Lesson& lesson = *entry.lesson;
+
+        WindowUnderTest w;
+        w.window.openLesson(lesson);
+        QVERIFY(!w.window.lessonPanel().isHidden());
+        QCOMPARE(w.window.findChild<QLabel*>(QStringLiteral("lessonTitle"))->text(), lesson.title);
+
+        const std::vector<int> ids = w.window.runLesson();
+        QCOMPARE(ids.size(), lesson.runs.size());
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(w.runs, ids), 120000);
+        for (const int id : ids) {
+            const RunRecord* run = w.runs.find(id);
+            QVERIFY2(run->state != RunState::Failed && run->state != RunState::Cancelled,
+                     qPrintable(run->name + QStringLiteral(": ") + run->message));
+            QVERIFY(run->tags.contains(lesson.title));
+        }
+
+        w.window.charts().redrawNow();
+        w.window.scaling().redrawNow();
+        w.window.stepsToTarget().redrawNow();
+        w.window.timeBreakdown().redrawNow();
+        w.window.lessonPanel().refreshNow();
+        for (const LessonChart chart : lesson.charts) {
+            if (const std::optional<ChartKind> kind = grid_chart(chart)) {
+                const auto& shown = w.window.charts().shownCharts();
+                QVERIFY(std::find(shown.begin(), shown.end(), *kind) != shown.end());
+                for (const int id : ids)
+                    QVERIFY2(w.window.charts().chart(*kind).hasSeries(
+                                 ChartGrid::seriesKey(id, SeriesPart::Curve)),
+                             qPrintable(ChartGrid::title(*kind) + QStringLiteral(" lacks ") +
+                                        w.runs.find(id)->name));
+            } else if (chart == LessonChart::Scaling) {
+                QVERIFY2(!w.window.scaling().groups().empty(),
+                         "a scaling lesson needs runs that differ only in their device count");
+            } else if (chart == LessonChart::TimeBreakdown) {
+                const int shown = w.window.timeBreakdown().runId();
+                QVERIFY(std::find(ids.begin(), ids.end(), shown) != ids.end());
+                QCOMPARE(int(w.window.timeBreakdown().shownBreakdown().devices.size()),
+                         w.runs.find(shown)->spec.devices);
+            } else if (chart == LessonChart::StepsToTarget) {
+                // Every run either has its point on the chart or is listed as not reaching the
+                // target (on a few hundred synthetic images, most runs do not).
+                const StepsToTarget& shown = w.window.stepsToTarget().shown();
+                QCOMPARE(int(shown.reached.size() + shown.not_reached.size()), int(ids.size()));
+                for (const StepsToTargetPoint& point : shown.reached)
+                    QVERIFY(w.window.stepsToTarget().stepsChart().hasSeries(
+                        StepsToTargetView::runKey(point.run_id)));
+            }
+        }
+        if (lesson.assessment)
+            for (int row = 0; row < int(ids.size()); ++row) {
+                const QString result = w.window.lessonPanel().resultText(row);
+                QVERIFY2(result.startsWith(QStringLiteral("passed")) ||
+                             result.startsWith(QStringLiteral("failed")),
+                         qPrintable(result));
+            }
+    }
+
+    void brokenLessonFileIsRefusedWithFileAndLine() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("mine.json"));
+        QFile out(path);
+        QVERIFY(out.open(QIODevice::WriteOnly));
+        out.write(
+            "{\n  \"title\": \"Mine\",\n  \"explanation\": \"x\",\n  \"runs\": [\n"
+            "    {\"name\": \"a\", \"modle\": \"cnn\"}\n  ]\n}\n");
+        out.close();
+
+        WindowUnderTest w;
+        const std::vector<LessonEntry> shipped =
+            list_lessons(two_cpu_cores(), LessonSize::Test, {shipped_lessons_folder()});
+        w.window.openLesson(*shipped.front().lesson);
+        QString error;
+        QVERIFY(!w.window.openLessonFile(path, &error));
+        QVERIFY2(error.contains(QStringLiteral("mine.json:5")) &&
+                     error.contains(QStringLiteral("modle")),
+                 qPrintable(error));
+        QCOMPARE(w.window.lessonPanel().lesson()->title, shipped.front().lesson->title);
+    }
+};
+
+QTEST_MAIN(TestLessonWindow)
+#include "test_lesson_window.moc"

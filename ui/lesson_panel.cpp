@@ -1,0 +1,201 @@
+#include "lesson_panel.h"
+
+#include <algorithm>
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QPushButton>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include "run_collection.h"
+#include "run_palette.h"
+
+namespace scalelab {
+
+namespace {
+
+// The views a lesson may name that are tabs of their own rather than charts of the grid.
+QString view_button_text(LessonChart chart) {
+    switch (chart) {
+        case LessonChart::Scaling:
+            return QObject::tr("Show the scaling view");
+        case LessonChart::StepsToTarget:
+            return QObject::tr("Show steps to target");
+        case LessonChart::TimeBreakdown:
+            return QObject::tr("Show the time breakdown");
+        default:
+            return {};
+    }
+}
+
+}  // namespace
+
+LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent), runs_(runs) {
+    title_ = new QLabel;
+    title_->setObjectName(QStringLiteral("lessonTitle"));
+    QFont title_font = title_->font();
+    title_font.setPointSizeF(title_font.pointSizeF() * 1.3);
+    title_font.setBold(true);
+    title_->setFont(title_font);
+    title_->setWordWrap(true);
+
+    explanation_ = new QLabel;
+    explanation_->setObjectName(QStringLiteral("lessonExplanation"));
+    explanation_->setWordWrap(true);
+    explanation_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    explanation_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+
+    setting_ = new QLabel;
+    setting_->setObjectName(QStringLiteral("lessonSetting"));
+    setting_->setWordWrap(true);
+    setting_->setForegroundRole(QPalette::PlaceholderText);
+
+    assessment_ = new QLabel;
+    assessment_->setObjectName(QStringLiteral("lessonAssessment"));
+    assessment_->setWordWrap(true);
+
+    run_button_ = new QPushButton(tr("Run lesson"));
+    run_button_->setObjectName(QStringLiteral("runLessonButton"));
+    run_button_->setToolTip(tr("Queue the lesson's runs; other runs are hidden from the charts"));
+    connect(run_button_, &QPushButton::clicked, this, &LessonPanel::runLessonRequested);
+
+    view_buttons_ = new QWidget;
+    new QVBoxLayout(view_buttons_);
+    view_buttons_->layout()->setContentsMargins(0, 0, 0, 0);
+
+    run_list_ = new QTreeWidget;
+    run_list_->setObjectName(QStringLiteral("lessonRuns"));
+    run_list_->setColumnCount(3);
+    run_list_->setHeaderLabels({tr("Run"), tr("State"), tr("Result")});
+    run_list_->setRootIsDecorated(false);
+    run_list_->setSelectionMode(QAbstractItemView::NoSelection);
+    run_list_->setWordWrap(true);
+    run_list_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    run_list_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
+    run_list_->header()->setStretchLastSection(true);
+
+    auto* layout = new QVBoxLayout(this);
+    layout->addWidget(title_);
+    layout->addWidget(explanation_);
+    layout->addWidget(setting_);
+    layout->addWidget(assessment_);
+    layout->addWidget(run_button_);
+    layout->addWidget(view_buttons_);
+    layout->addWidget(run_list_, 1);
+
+    refresh_timer_.setSingleShot(true);
+    refresh_timer_.setInterval(refresh_interval_ms);
+    connect(&refresh_timer_, &QTimer::timeout, this, &LessonPanel::refreshNow);
+    for (const auto signal :
+         {&RunCollection::runChanged, &RunCollection::curvesChanged, &RunCollection::runRemoved})
+        connect(&runs_, signal, this, [this](int id) {
+            if (std::find(run_ids_.begin(), run_ids_.end(), id) != run_ids_.end())
+                scheduleRefresh();
+        });
+    title_->setText(tr("No lesson open"));
+    explanation_->setText(tr("Open one from the Lessons menu."));
+    setting_->hide();
+    assessment_->hide();
+    run_button_->setEnabled(false);
+}
+
+void LessonPanel::setLesson(const Lesson& lesson) {
+    lesson_ = lesson;
+    run_ids_.clear();
+    title_->setText(lesson.title);
+    explanation_->setText(lesson.explanation);
+    setting_->setText(lesson.setting_note);
+    setting_->setVisible(!lesson.setting_note.isEmpty());
+    if (lesson.assessment)
+        assessment_->setText(tr("Pass: validation accuracy of at least %1 in %n consecutive "
+                                "epoch(s), within %2 s of training.",
+                                nullptr, lesson.assessment->consecutive_epochs)
+                                 .arg(lesson.assessment->target)
+                                 .arg(lesson.assessment->time_budget_s));
+    assessment_->setVisible(lesson.assessment.has_value());
+    run_button_->setText(tr("Run lesson (%n run(s))", nullptr, int(lesson.runs.size())));
+    run_button_->setEnabled(!lesson.runs.empty());
+
+    while (QLayoutItem* item = view_buttons_->layout()->takeAt(0)) {
+        delete item->widget();
+        delete item;
+    }
+    for (const LessonChart chart : lesson.charts) {
+        const QString text = view_button_text(chart);
+        if (text.isEmpty())
+            continue;
+        auto* button = new QPushButton(text);
+        button->setFlat(true);
+        button->setStyleSheet(QStringLiteral("text-align: left"));
+        connect(button, &QPushButton::clicked, this, [this, chart] { emit viewRequested(chart); });
+        view_buttons_->layout()->addWidget(button);
+    }
+
+    run_list_->clear();
+    for (const LessonRun& run : lesson.runs)
+        run_list_->addTopLevelItem(new QTreeWidgetItem({run.name, tr("not started"), QString()}));
+}
+
+void LessonPanel::setRunIds(std::vector<int> ids) {
+    run_ids_ = std::move(ids);
+    refreshNow();
+}
+
+AssessmentVerdict LessonPanel::verdict(int runId) const {
+    const RunRecord* run = runs_.find(runId);
+    if (!lesson_ || !lesson_->assessment || run == nullptr)
+        return {};
+    return assess(*lesson_->assessment, *run);
+}
+
+QString LessonPanel::resultText(int row) const {
+    const QTreeWidgetItem* item = run_list_->topLevelItem(row);
+    return item != nullptr ? item->text(2) : QString();
+}
+
+void LessonPanel::scheduleRefresh() {
+    if (!refresh_timer_.isActive())
+        refresh_timer_.start();
+}
+
+QString LessonPanel::resultFor(int runId) const {
+    const RunRecord* run = runs_.find(runId);
+    if (run == nullptr)
+        return tr("removed");
+    if (lesson_ && lesson_->assessment)
+        return verdict(runId).text;
+    QStringList parts;
+    if (const auto accuracy = run->best_val_accuracy())
+        parts << tr("best accuracy %1").arg(*accuracy, 0, 'f', 3);
+    if (const auto rate = run->mean_images_per_s())
+        parts << tr("%1 images/s").arg(*rate, 0, 'f', 0);
+    if (run->state == RunState::Diverged || run->state == RunState::Failed)
+        parts << run->message;
+    return parts.join(QStringLiteral(", "));
+}
+
+void LessonPanel::refreshNow() {
+    refresh_timer_.stop();
+    for (int row = 0; row < run_list_->topLevelItemCount(); ++row) {
+        QTreeWidgetItem* item = run_list_->topLevelItem(row);
+        if (std::size_t(row) >= run_ids_.size())
+            continue;
+        const int id = run_ids_[std::size_t(row)];
+        const RunRecord* run = runs_.find(id);
+        item->setText(0, run != nullptr ? run->name : item->text(0));
+        item->setForeground(0, run != nullptr ? QBrush(run_colour(run->colour)) : QBrush());
+        item->setText(1, run != nullptr ? QString::fromUtf8(to_string(run->state)) : tr("removed"));
+        const QString result = resultFor(id);
+        item->setText(2, result);
+        item->setToolTip(2, result);
+        if (lesson_ && lesson_->assessment && run != nullptr) {
+            const AssessmentOutcome outcome = verdict(id).outcome;
+            item->setForeground(2, outcome == AssessmentOutcome::Passed   ? QBrush(Qt::darkGreen)
+                                   : outcome == AssessmentOutcome::Failed ? QBrush(Qt::red)
+                                                                          : QBrush());
+        }
+    }
+}
+
+}  // namespace scalelab

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <QTimer>
+#include <QWidget>
+
+#include <optional>
+#include <vector>
+
+#include "assessment.h"
+#include "lesson.h"
+
+class QLabel;
+class QPushButton;
+class QTreeWidget;
+
+namespace scalelab {
+
+class RunCollection;
+
+// The open lesson, beside the charts: its title, what to look for, which setting was chosen (a
+// laptop's or a GPU workstation's), the button that queues its runs, and then each run's state
+// and result; for the assessment, pass or fail with the figures.
+//
+// The panel only shows and asks: the window queues the runs (runLessonRequested) and tells the
+// panel their ids (setRunIds). Run states are refreshed at most five times a second.
+class LessonPanel : public QWidget {
+    Q_OBJECT
+
+  public:
+    static constexpr int refresh_interval_ms = 200;
+
+    explicit LessonPanel(RunCollection& runs, QWidget* parent = nullptr);
+
+    // Shows `lesson`; the runs of the lesson shown before are no longer followed here.
+    void setLesson(const Lesson& lesson);
+    const std::optional<Lesson>& lesson() const { return lesson_; }
+    // The runs queued for the lesson, in lesson order (empty until it is run).
+    void setRunIds(std::vector<int> ids);
+    const std::vector<int>& runIds() const { return run_ids_; }
+    // The assessment's verdict for one of the lesson's runs (Pending without an assessment).
+    AssessmentVerdict verdict(int runId) const;
+    // The text of the result column for row `row` (tests read what the user sees).
+    QString resultText(int row) const;
+
+  signals:
+    void runLessonRequested();
+    // A "Show ..." button for a view the lesson names (scaling, steps to target, time breakdown).
+    void viewRequested(scalelab::LessonChart chart);
+
+  public slots:
+    // Re-reads the runs' states now instead of at the next timer tick.
+    void refreshNow();
+
+  private:
+    void scheduleRefresh();
+    QString resultFor(int runId) const;
+
+    RunCollection& runs_;
+    std::optional<Lesson> lesson_;
+    std::vector<int> run_ids_;
+    QLabel* title_ = nullptr;
+    QLabel* explanation_ = nullptr;
+    QLabel* setting_ = nullptr;
+    QLabel* assessment_ = nullptr;
+    QWidget* view_buttons_ = nullptr;
+    QPushButton* run_button_ = nullptr;
+    QTreeWidget* run_list_ = nullptr;
+    QTimer refresh_timer_;
+};
+
+}  // namespace scalelab
