@@ -48,4 +48,22 @@ std::vector<LessonEntry> list_lessons(const DeviceInventory& devices, LessonSize
     return entries;
 }
 
+LessonEntry find_lesson(const QString& word, const DeviceInventory& devices, LessonSize size) {
+    bool is_number = false;
+    const int number = word.toInt(&is_number);
+    if (!is_number)
+        return load_lesson_file(word, devices, size);
+    std::vector<LessonEntry> entries = list_lessons(devices, size);
+    if (number < 1 || std::size_t(number) > entries.size()) {
+        LessonEntry missing;
+        missing.error = QStringLiteral(
+                            "there is no lesson %1: the lessons are numbered from 1 to %2 "
+                            "('scalelab-cli lesson list', or the Lessons menu)")
+                            .arg(number)
+                            .arg(entries.size());
+        return missing;
+    }
+    return std::move(entries[std::size_t(number - 1)]);
+}
+
 }  // namespace scalelab

@@ -35,4 +35,10 @@ std::vector<LessonEntry> list_lessons(const DeviceInventory& devices,
                                       const QStringList& folders = {shipped_lessons_folder(),
                                                                     user_lessons_folder()});
 
+// The lesson `word` names: its number in list_lessons(devices, size) (from 1, as `scalelab-cli
+// lesson list` and the Lessons menu number them), or else a file's path. An entry with the
+// error when there is no such number or the file has a problem.
+LessonEntry find_lesson(const QString& word, const DeviceInventory& devices,
+                        LessonSize size = LessonSize::Full);
+
 }  // namespace scalelab

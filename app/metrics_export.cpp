@@ -91,7 +91,8 @@ bool save_text(const QString& path, QString* error,
                const std::function<void(QTextStream&)>& write) {
     const auto fail = [&](const QString& reason) {
         if (error != nullptr)
-            *error = QObject::tr("Cannot write %1: %2").arg(QDir::toNativeSeparators(path), reason);
+            *error = QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
+                         .arg(QDir::toNativeSeparators(path), reason);
         return false;
     };
     QSaveFile file(path);

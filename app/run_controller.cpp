@@ -196,6 +196,11 @@ void RunController::stop_all() {
         stop(running);
 }
 
+void RunController::setTrainerHook(std::function<void(Trainer&)> hook) {
+    std::lock_guard lock(mutex_);
+    trainer_hook_ = std::move(hook);
+}
+
 bool RunController::busy() const {
     std::lock_guard lock(mutex_);
     return current_ != 0 || !queue_.empty();
@@ -249,6 +254,8 @@ void RunController::train(const Job& job, const data::TrainTest& data, MetricsSi
     trainer.emplace(job.spec, data, sink);
     {
         std::lock_guard lock(mutex_);
+        if (trainer_hook_)
+            trainer_hook_(*trainer);
         trainer_ = &*trainer;
         if (current_cancelled())
             trainer->cancel();

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -89,6 +90,11 @@ class RunController : public QObject {
     // The queued runs' ids, in the order they will run (the running one excluded).
     std::vector<int> queued() const;
 
+    // For tests only (fault injection): called on the controller's thread, under its lock (so
+    // it must not call the controller), with each run's trainer before it runs, to set the
+    // trainer's step or communicator hook. Unset, the default: nothing is called.
+    void setTrainerHook(std::function<void(Trainer&)> hook);
+
   signals:
     void runStarted(int id, scalelab::RunInfo info);
     void stepReported(int id, scalelab::StepMetrics step);
@@ -122,6 +128,7 @@ class RunController : public QObject {
     int current_ = 0;              // the running run, 0 when none
     bool cancel_current_ = false;  // stop() reached the running run
     Trainer* trainer_ = nullptr;   // the running run's trainer, once constructed
+    std::function<void(Trainer&)> trainer_hook_;
     bool shutting_down_ = false;
     std::thread worker_;  // last: started after the members it uses
 };

@@ -152,7 +152,7 @@ class Fields {
 
     QJsonValue required(const QString& key) const {
         if (!object_.contains(key))
-            fail(where(key), QStringLiteral("missing"));
+            fail(where(key), QStringLiteral("missing: add it, or export the runs again"));
         return object_.value(key);
     }
     // Absent or null: nothing.
@@ -448,7 +448,7 @@ bool save_exchange(const RunStore& store, const std::vector<std::int64_t>& ids, 
     if (file.open(QIODevice::WriteOnly) && file.write(document) == document.size() && file.commit())
         return true;
     if (error != nullptr)
-        *error = QObject::tr("Cannot write %1: %2")
+        *error = QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
                      .arg(QDir::toNativeSeparators(path), file.errorString());
     return false;
 }
@@ -474,7 +474,7 @@ std::vector<RunWithMetrics> parse_exchange(const QByteArray& document) {
     if (version > exchange_version)
         fail(QStringLiteral("version"),
              QStringLiteral("the file is version %1, written by a newer ScaleLab; this one reads "
-                            "version %2")
+                            "version %2: import it with that ScaleLab (or newer)")
                  .arg(version)
                  .arg(exchange_version));
     const QJsonValue runs = file.required(QStringLiteral("runs"));

@@ -400,6 +400,8 @@ QString statement_sql(Statement statement) {
     return {};
 }
 
+std::atomic<fault_injection::StoreWriteHook> store_write_hook{nullptr};
+
 // Qt keeps a connection by its name until removeDatabase(), which must come after the last
 // QSqlDatabase and QSqlQuery of it are gone: as a member declared before them, this is
 // destroyed after them, also when the constructor throws.
@@ -512,6 +514,8 @@ struct RunStore::Connection {
     // Runs `body` in one write transaction: all of it is committed, or none.
     template <typename Body>
     void write(Body&& body) {
+        if (const auto hook = store_write_hook.load(std::memory_order_acquire))
+            hook(db);
         run(Statement::Begin, {});
         try {
             body();
@@ -982,6 +986,10 @@ std::vector<std::int64_t> RunStore::insert_runs(const std::vector<RunWithMetrics
         }
     });
     return ids;
+}
+
+void fault_injection::set_store_write_hook(StoreWriteHook hook) {
+    store_write_hook.store(hook, std::memory_order_release);
 }
 
 }  // namespace scalelab

@@ -12,6 +12,8 @@
 
 #include "run_record.h"
 
+class QSqlDatabase;
+
 namespace scalelab {
 
 // Why a store could not be opened or written. The message says what happened and what to do.
@@ -140,5 +142,16 @@ class RunStore {
     explicit RunStore(std::unique_ptr<Connection> connection);
     std::unique_ptr<Connection> connection_;
 };
+
+namespace fault_injection {
+
+// For tests only: called before each write transaction of every RunStore, on the thread that
+// writes, with its connection: a test sets SQLite's PRAGMA max_page_count there (SQLite then
+// answers as a full disk, SQLITE_FULL, when the transaction needs a new page) or holds the
+// write up, as a slow or stuck disk would. Null, the default: one atomic load per transaction.
+using StoreWriteHook = void (*)(QSqlDatabase& connection);
+void set_store_write_hook(StoreWriteHook hook);
+
+}  // namespace fault_injection
 
 }  // namespace scalelab

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "experiment_form.h"
+#include "lesson_library.h"
 #include "main_window.h"
 #include "run_collection.h"
 #include "run_controller.h"
@@ -108,7 +109,12 @@ int main(int argc, char** argv) {
         QStringLiteral("no-store"),
         QStringLiteral("Keep this session's runs in memory only (open a store later from the "
                        "File menu)."));
-    parser.addOptions({config, theme, presenter, start, store, no_store, quit_after_paint});
+    const QCommandLineOption lesson(
+        QStringLiteral("lesson"),
+        QStringLiteral("Open a lesson: its number in the Lessons menu, or a lesson file. With "
+                       "--start, run it."),
+        QStringLiteral("number|file"));
+    parser.addOptions({config, theme, presenter, start, store, no_store, lesson, quit_after_paint});
     parser.process(app);
 
     const QString theme_name = parser.value(theme);
@@ -153,7 +159,17 @@ int main(int argc, char** argv) {
         if (parser.isSet(start))
             window.startRun();
     }
-    if (parser.isSet(start) && !parser.isSet(config))
+    if (parser.isSet(lesson)) {
+        const scalelab::LessonEntry entry = scalelab::find_lesson(parser.value(lesson), devices);
+        if (!entry.lesson) {
+            QMessageBox::warning(&window, QStringLiteral("Cannot open the lesson"), entry.error);
+        } else {
+            window.openLesson(*entry.lesson);
+            if (parser.isSet(start))
+                window.runLesson();
+        }
+    }
+    if (parser.isSet(start) && !parser.isSet(config) && !parser.isSet(lesson))
         window.startRun();
     return app.exec();
 }

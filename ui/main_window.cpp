@@ -291,18 +291,20 @@ void MainWindow::createMenus() {
 
 void MainWindow::fillLessonsMenu() {
     lessons_menu_->clear();
+    // Numbered as `scalelab-cli lesson list` and `scalelab --lesson N` number them.
     int number = 0;
     for (const LessonEntry& entry : list_lessons(devices_)) {
-        const QString file = QFileInfo(entry.file).fileName();
+        ++number;
         if (entry.lesson) {
-            ++number;
             QAction* action = lessons_menu_->addAction(
                 QStringLiteral("&%1  %2").arg(number).arg(entry.lesson->title), this,
                 [this, lesson = *entry.lesson] { openLesson(lesson); });
             action->setToolTip(native(entry.file));
         } else {
+            const QString file = QFileInfo(entry.file).fileName();
             lessons_menu_->addAction(
-                tr("%1 (cannot be opened)").arg(file), this, [this, error = entry.error, file] {
+                tr("&%1  %2 (cannot be opened)").arg(number).arg(file), this,
+                [this, error = entry.error, file] {
                     QMessageBox::warning(this, tr("Cannot open the lesson %1").arg(file), error);
                 });
         }

@@ -8,6 +8,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
+#include "empty_state_label.h"
 #include "run_collection.h"
 #include "run_palette.h"
 
@@ -36,15 +37,10 @@ ScalingView::ScalingView(RunCollection& runs, QWidget* parent)
     chart_->setTitle(tr("Throughput against device count"));
     chart_->setAxisTitles(tr("Devices"), tr("Images/s"));
 
-    empty_state_ = new QLabel(
+    empty_state_ = make_empty_state_label(
         tr("Run the same configuration with different device counts to see scaling.\n\n"
            "Each run becomes a point (devices, mean images/s), next to the ideal of perfect "
            "linear scaling."));
-    empty_state_->setObjectName(QStringLiteral("emptyState"));
-    empty_state_->setAlignment(Qt::AlignCenter);
-    empty_state_->setWordWrap(true);
-    empty_state_->setMargin(24);
-    empty_state_->setForegroundRole(QPalette::PlaceholderText);
 
     point_list_ = new QTreeWidget;
     point_list_->setObjectName(QStringLiteral("scalingPoints"));

@@ -19,6 +19,7 @@
 #include <limits>
 
 #include "chrome_trace.h"
+#include "empty_state_label.h"
 #include "run_collection.h"
 #include "stacked_bars_widget.h"
 
@@ -92,13 +93,8 @@ TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
     setStyleSheet(QLatin1String(hint_style));
 
     empty_state_ =
-        new QLabel(tr("Time breakdown is measured for runs trained in this window. "
-                      "Start a run (with 2 or more devices to see communication)."));
-    empty_state_->setObjectName(QStringLiteral("emptyState"));
-    empty_state_->setAlignment(Qt::AlignCenter);
-    empty_state_->setWordWrap(true);
-    empty_state_->setMargin(24);
-    empty_state_->setForegroundRole(QPalette::PlaceholderText);
+        make_empty_state_label(tr("Time breakdown is measured for runs trained in this window. "
+                                  "Start a run (with 2 or more devices to see communication)."));
 
     run_box_ = new QComboBox;
     run_box_->setObjectName(QStringLiteral("run"));

@@ -59,24 +59,6 @@ int list_command(const DeviceInventory& devices) {
     return exit_ok;
 }
 
-// The lesson a word names: its number in `lesson list`, or a file.
-LessonEntry find_lesson(const std::string& word, const DeviceInventory& devices, LessonSize size) {
-    const std::optional<int> number = parse_int(word);
-    if (!number)
-        return load_lesson_file(QString::fromStdString(word), devices, size);
-    std::vector<LessonEntry> entries = list_lessons(devices, size);
-    if (*number < 1 || std::size_t(*number) > entries.size()) {
-        LessonEntry missing;
-        missing.error = QStringLiteral(
-                            "there is no lesson %1: 'scalelab-cli lesson list' "
-                            "numbers them from 1 to %2")
-                            .arg(*number)
-                            .arg(entries.size());
-        return missing;
-    }
-    return std::move(entries[std::size_t(*number - 1)]);
-}
-
 std::string optional_text(const std::optional<double>& value, int decimals) {
     return value ? fmt::format("{:.{}f}", *value, decimals) : std::string("-");
 }
@@ -214,7 +196,8 @@ int run_lesson_command(const std::vector<std::string>& args) {
     const DeviceInventory devices = discover_devices();
     if (options.action == LessonAction::List)
         return list_command(devices);
-    const LessonEntry entry = find_lesson(options.lesson, devices, options.size);
+    const LessonEntry entry =
+        find_lesson(QString::fromStdString(options.lesson), devices, options.size);
     if (!entry.lesson)
         return report_problems(lines_of(entry.error), help_command);
     return run_command(options, *entry.lesson);

@@ -15,8 +15,8 @@ std::vector<Flag> lesson_flags() {
     const std::string run = "Run", output = "Output";
     return {
         {"size", "full|test",
-         "full: the lesson as written; test: every run on a few hundred synthetic images, at "
-         "most 2 epochs (default full)",
+         "full: as written; test: a few hundred synthetic images, at most 2 epochs (default "
+         "full)",
          run},
         {"store", "FILE",
          "the run store to record the runs in (default " +
@@ -100,12 +100,13 @@ std::string lesson_help() {
         "Classroom lessons: each trains a few runs one after another to show one effect of\n"
         "data-parallel training (batch size, scaling out, learning-rate scaling, warm-up,\n"
         "large-batch optimizers, the gradient noise scale, the assessment challenge).\n"
-        "'list' numbers the shipped lessons and your own, from " +
+        "\n"
+        "'list' numbers the shipped lessons and your own (JSON files in\n  " +
             QDir::toNativeSeparators(user_lessons_folder()).toStdString() +
-            ",\nand shows what is wrong with any file that cannot be opened. 'run' trains a "
-            "lesson's runs\nand prints each run's status, best validation accuracy and "
+            ")\nand shows what is wrong with any file that cannot be opened. 'run' trains a "
+            "lesson's\nruns and prints each run's status, best validation accuracy and "
             "images/s, then the\ntotal time and, for a lesson with an assessment, whether each "
-            "run passed. The runs are\nrecorded in the run store, where the desktop app shows "
+            "run passed. The runs\nare recorded in the run store, where the desktop app shows "
             "them too.",
         lesson_flags(),
         "Examples:\n"

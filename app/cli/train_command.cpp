@@ -135,16 +135,22 @@ int run_train_command(const std::vector<std::string>& args) {
     std::vector<MetricsSink*> sinks{&printer};
     if (metrics_file)
         sinks.push_back(&*metrics_file);
+    return train_run(spec, data, sinks, store.get(), QString::fromStdString(options.name),
+                     tag_list(options.tags))
+        .exit_code;
+}
 
+TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
+                     std::vector<MetricsSink*> sinks, RunStore* store, const QString& name,
+                     const QStringList& tags) {
     // The run is created once its data is there, so that a wrong dataset leaves no run behind.
     std::int64_t run_id = 0;
     std::optional<RunRecorder> recorder;
     if (store) {
         try {
-            run_id = store->create_run(spec, QString::fromStdString(options.name),
-                                       tag_list(options.tags));
+            run_id = store->create_run(spec, name, tags);
         } catch (const StoreError& error) {
-            return report_store_error(error);
+            return {report_store_error(error), 0};
         }
         recorder.emplace(store->path(), run_id);
         sinks.push_back(&*recorder);
@@ -162,7 +168,7 @@ int run_train_command(const std::vector<std::string>& args) {
         // The store keeps what happened to the run it listed: it failed before its first step.
         if (store)
             record_failure(*store, run_id, error.what());
-        return report_error(error, help_command);
+        return {report_error(error, help_command), run_id};
     }
     if (guard)
         guard->guard(*trainer);
@@ -173,18 +179,18 @@ int run_train_command(const std::vector<std::string>& args) {
     print_run_header(spec, data);  // after the watcher: from this line on, Ctrl-C cancels
     const RunEnd end = trainer->run();
     if (!recorder)
-        return exit_code_for(end.status);
+        return {exit_code_for(end.status), 0};
 
     recorder->flush();
     if (const auto reason = recorder->failure()) {
         const std::string message = reason->toStdString();
         record_failure(*store, run_id, message);
         std::fprintf(stderr, "error: %s\n", message.c_str());
-        return exit_failed;
+        return {exit_failed, run_id};
     }
     fmt::print("recorded as run {} in {} (scalelab-cli runs show {})\n", run_id,
                QDir::toNativeSeparators(store->path()).toStdString(), run_id);
-    return exit_code_for(end.status);
+    return {exit_code_for(end.status), run_id};
 }
 
 }  // namespace scalelab::cli

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 
+#include "optim/format_number.h"
+
 namespace scalelab {
 
 namespace {
@@ -147,8 +149,9 @@ std::vector<std::string> RunSpec::validate() const {
         require(synthetic_test >= 1, "synthetic_test must be at least 1");
         require(synthetic_channels == 1 || synthetic_channels == 3,
                 "synthetic_channels must be 1 or 3");
-        require(synthetic_size >= 4 && synthetic_size <= 256 && synthetic_size % 4 == 0,
-                "synthetic_size must be a multiple of 4 between 4 and 256 (got " +
+        // The generator draws its class prototypes on at least 8x8 pixels.
+        require(synthetic_size >= 8 && synthetic_size <= 256 && synthetic_size % 4 == 0,
+                "synthetic_size must be a multiple of 4 between 8 and 256 (got " +
                     std::to_string(synthetic_size) + ")");
     }
     require(train_subset >= 0, "train_subset must be 0 (the whole set) or a count of images");
@@ -167,9 +170,10 @@ std::vector<std::string> RunSpec::validate() const {
             "bucket_mb must be in (0, 1024] MB");
     require(finite(first_bucket_mb) && first_bucket_mb > 0 && first_bucket_mb <= 1024,
             "first_bucket_mb must be in (0, 1024] MB");
-    require(finite(lr) && lr > 0, "lr must be a positive number (got " + std::to_string(lr) + ")");
+    require(finite(lr) && lr > 0,
+            "lr must be a positive number (got " + optim::format_number(lr) + ")");
     require(finite(momentum) && momentum >= 0 && momentum < 1,
-            "momentum must be in [0, 1) (got " + std::to_string(momentum) + ")");
+            "momentum must be in [0, 1) (got " + optim::format_number(momentum) + ")");
     require(!nesterov || momentum > 0, "nesterov needs a momentum above 0");
     require(finite(weight_decay) && weight_decay >= 0, "weight_decay must be 0 or positive");
     require(finite(label_smoothing) && label_smoothing >= 0 && label_smoothing < 1,
@@ -189,10 +193,12 @@ std::vector<std::string> RunSpec::validate() const {
     require(warmup_unit == WarmupUnit::Epochs || warmup_length == std::floor(warmup_length),
             "a warm-up in steps must be a whole number");
     require(warmup_unit != WarmupUnit::Epochs || warmup_length <= epochs,
-            "the warm-up (" + std::to_string(warmup_length) + " epochs) is longer than the run (" +
-                std::to_string(epochs) + " epochs): shorten it or train longer");
+            "the warm-up (" + optim::format_number(warmup_length) +
+                " epochs) is longer than the run (" + std::to_string(epochs) +
+                " epochs): shorten it or train longer");
     require(warmup != WarmupKind::PerEpoch || warmup_unit == WarmupUnit::Epochs,
-            "the per-epoch warm-up is measured in epochs: use --warmup-epochs");
+            "the per-epoch warm-up is measured in epochs: set warmup_unit to epochs "
+            "(--warmup-epochs)");
     require(reference_batch >= 1, "reference_batch must be at least 1");
     require(finite(beta1) && beta1 >= 0 && beta1 < 1, "beta1 must be in [0, 1)");
     require(finite(beta2) && beta2 >= 0 && beta2 < 1, "beta2 must be in [0, 1)");
@@ -218,7 +224,8 @@ std::vector<std::string> RunSpec::validate() const {
             "targets must be at most 16 accuracies in (0, 1]");
     require(finite(warmup_start_factor) && warmup_start_factor >= 0 && warmup_start_factor <= 1,
             "warmup_start_factor must be in [0, 1]");
-    require(threads >= 0 && threads <= 1024, "threads must be 0 (all cores) or a positive count");
+    require(threads >= 0 && threads <= 1024,
+            "threads must be 0 (all cores) or a count from 1 to 1024");
     require(finite(target_accuracy) && target_accuracy >= 0 && target_accuracy <= 1,
             "target_accuracy must be in [0, 1] (0: no target)");
     require(patience >= 1, "patience must be at least 1 epoch");

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <string>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
@@ -103,15 +104,28 @@ RunEnd Trainer::train() {
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;
+    std::optional<std::string> abort_reason;  // the first comm::Aborted a worker was released by
     std::vector<std::thread> workers;
     for (int rank = 0; rank < devices; ++rank) {
         workers.emplace_back([&, rank] {
             try {
                 auto comm = group->communicator(rank);
                 auto sync_bn = sync_group ? sync_group->communicator(rank) : nullptr;
+                if (communicator_hook_)
+                    communicator_hook_(rank, *comm);
                 ends[std::size_t(rank)] = run_device(rank, *comm, sync_bn.get(), info);
-            } catch (const comm::Aborted&) {
-                // Released because another device failed or the run was cancelled.
+            } catch (const comm::Aborted& e) {
+                // Released because another device failed, the run was cancelled, or someone
+                // else aborted one of the groups: then the other one too, where another device
+                // may wait for this one.
+                {
+                    std::lock_guard lock(failure_mutex);
+                    if (!abort_reason)
+                        abort_reason = e.what();
+                }
+                group->abort(e.what());
+                if (sync_group)
+                    sync_group->abort(e.what());
             } catch (const std::exception& e) {
                 {
                     std::lock_guard lock(failure_mutex);
@@ -142,6 +156,9 @@ RunEnd Trainer::train() {
             end.message = "cancelled";
         return end;
     }
+    // Neither a device's failure nor a cancel: rank 0's end would be an empty, unfinished one.
+    if (abort_reason)
+        return RunEnd{RunStatus::Failed, "communication aborted: " + *abort_reason, 0, 0, {}};
     return ends[0];
 }
 

@@ -19,7 +19,9 @@ namespace scalelab {
 //
 // How a run ends: a worker that throws ends the whole run as Failed with that worker's rank and
 // message; the other workers are released by aborting the communicator, and every thread is
-// joined before run() returns. cancel() makes the next step of any worker abort the group.
+// joined before run() returns. cancel() makes the next step of any worker abort the group. A
+// communicator aborted by anyone else (a watchdog that gave up on a collective) ends the run as
+// Failed with "communication aborted: " and the abort's reason.
 class Trainer {
   public:
     // Throws Error(InvalidSpec) listing every problem when the spec does not validate, and when
@@ -33,10 +35,20 @@ class Trainer {
     // Safe from any thread; the run stops before its next step and ends as Cancelled.
     void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
 
+    // Fault injection for tests; set before run(). Unset (the default), each costs one test of
+    // an empty std::function: once per step, and once per device and run.
+    //
     // Called by every device's worker thread before each step (counted from 1); what it throws
-    // ends the run as that device's failure. For fault-injection tests; set it before run().
+    // ends the run as that device's failure.
     void set_step_hook(std::function<void(int rank, std::int64_t step)> hook) {
         step_hook_ = std::move(hook);
+    }
+    // Called by every device's worker thread with its communicator, before the run's first
+    // collective, so that a test can abort it later from any thread. The communicator goes
+    // when its worker ends; a test that aborts it from another thread keeps what owns it
+    // (comm::ThreadComm::group()).
+    void set_communicator_hook(std::function<void(int rank, comm::Communicator&)> hook) {
+        communicator_hook_ = std::move(hook);
     }
 
   private:
@@ -50,6 +62,7 @@ class Trainer {
     MetricsSink& sink_;
     std::atomic<bool> cancelled_{false};
     std::function<void(int, std::int64_t)> step_hook_;
+    std::function<void(int, comm::Communicator&)> communicator_hook_;
 };
 
 }  // namespace scalelab

@@ -75,6 +75,25 @@ class TestLessonLibrary : public QObject {
         QCOMPARE(entries.back().lesson->title, QStringLiteral("Mine"));
     }
 
+    void aLessonIsFoundByItsNumberOrItsFile() {
+        QTemporaryDir data_home;  // no lessons of the user's: the shipped ones only
+        qputenv("XDG_DATA_HOME", data_home.path().toUtf8());
+        const LessonEntry third = find_lesson(QStringLiteral("3"), no_gpus());
+        QVERIFY2(third.lesson, qPrintable(third.error));
+        QVERIFY(third.file.startsWith(":/lessons/03-"));
+
+        const LessonEntry none = find_lesson(QStringLiteral("9"), no_gpus());
+        QVERIFY(!none.lesson);
+        QVERIFY2(none.error.contains("there is no lesson 9") && none.error.contains("from 1 to 8"),
+                 qPrintable(none.error));
+        QVERIFY(!find_lesson(QStringLiteral("0"), no_gpus()).lesson);
+
+        write(data_home.filePath("mine.json"), lesson_titled("Mine"));
+        const LessonEntry file = find_lesson(data_home.filePath("mine.json"), no_gpus());
+        QVERIFY2(file.lesson, qPrintable(file.error));
+        QCOMPARE(file.lesson->title, QStringLiteral("Mine"));
+    }
+
     void aMissingFolderListsNothing() {
         QTemporaryDir dir;
         QVERIFY(list_lessons(no_gpus(), LessonSize::Full, {dir.filePath("absent")}).empty());

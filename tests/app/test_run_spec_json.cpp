@@ -211,6 +211,18 @@ class TestRunSpecJson : public QObject {
         QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).seed, 42u);
     }
 
+    // 2^63 and above are past qint64: as JSON numbers they must be refused with the advice to
+    // write them as strings, not read as seed 0 (found with fuzz_run_spec_json).
+    void seed_of_2_to_the_63_as_a_number_is_refused() {
+        const QString message = error_of(R"({"seed": 9223372036854775808})");
+        QVERIFY2(message.contains("\"seed\"") && message.contains("as a string"),
+                 qPrintable(message));
+        QCOMPARE(scalelab::run_spec_from_json(R"({"seed": 9223372036854775807})").seed,
+                 9223372036854775807ull);
+        QCOMPARE(scalelab::run_spec_from_json(R"({"seed": "9223372036854775808"})").seed,
+                 9223372036854775808ull);
+    }
+
     void absent_keys_keep_the_defaults() {
         RunSpec defaults;
         defaults.epochs = 7;
