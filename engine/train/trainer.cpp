@@ -48,7 +48,8 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
     std::vector<std::string> problems = spec_.validate();
     const auto& train = data_.train;
     if (train.count() == 0 || data_.test.count() == 0)
-        problems.push_back("the dataset has no training or no test images");
+        problems.push_back(
+            "the dataset has no training or no test images: use a dataset (or subsets) with both");
     if (train.height != train.width || train.height % 4 != 0 ||
         (train.channels != 1 && train.channels != 3))
         problems.push_back(
@@ -57,7 +58,9 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
             std::to_string(train.channels) + "x" + std::to_string(train.height) + "x" +
             std::to_string(train.width));
     if (problems.empty() && train.count() < std::size_t(spec_.devices))
-        problems.push_back("the training set has fewer images than there are devices");
+        problems.push_back("the training set has " + std::to_string(train.count()) +
+                           " image(s), fewer than the " + std::to_string(spec_.devices) +
+                           " devices: use fewer devices or a larger train_subset");
     if (!problems.empty()) {
         std::string message;
         for (const auto& p : problems)

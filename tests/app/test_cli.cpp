@@ -231,6 +231,32 @@ class TestCli : public QObject {
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
     }
 
+    void no_command_prints_the_usage_and_exits_2() {
+        const CliResult r = run_cli({});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(
+            r.err.startsWith("Usage:\n  scalelab-cli train [flags]        train one run, print "
+                             "a summary line per epoch\n"),
+            qPrintable(r.err));
+        QVERIFY(r.out.isEmpty());
+    }
+
+    void deleting_a_running_run_is_refused() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        {
+            // Recorded by this process, which lives on: the run stays running.
+            const std::unique_ptr<RunStore> runs = RunStore::open(store);
+            runs->mark_started(runs->create_run({}, "busy"), scalelab::RunInfo{});
+        }
+        const CliResult r = run_cli({"runs", "delete", "1", "--yes", "--store", store});
+        QVERIFY_EXIT(r, 2);
+        QVERIFY2(r.err.contains("error: run 1 is running: stop it first (Ctrl-C in its terminal, "
+                                "or Stop in the app)\n"),
+                 qPrintable(r.err));
+        QCOMPARE(RunStore::open(store)->list_runs().size(), std::size_t(1));
+    }
+
     void bench_sgemm_prints_one_json_row() {
         const CliResult r =
             run_cli({"bench", "sgemm", "--threads", "1", "--size", "128", "--json"});

@@ -1,9 +1,13 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "backend/cpu/sgemm_peak.h"
+#include "cli/bench_allreduce_options.h"
 #include "cli/bench_options.h"
 #include "cli/bench_sgemm_options.h"
 #include "cli/flag_values.h"
+#include "cli/lesson_options.h"
+#include "cli/log_setup.h"
 #include "cli/runs_options.h"
 #include "cli/train_options.h"
 
@@ -16,6 +20,16 @@ QString joined(const std::vector<std::string>& problems) {
     for (const auto& p : problems)
         lines.append(QString::fromStdString(p));
     return lines.join('\n');
+}
+
+// The one problem the words give; every problem, counted, when they give another number.
+template <typename Parsed>
+QString only_problem(const Parsed& parsed) {
+    if (parsed.problems.size() != 1)
+        return QStringLiteral("%1 problems: %2")
+            .arg(parsed.problems.size())
+            .arg(joined(parsed.problems));
+    return QString::fromStdString(parsed.problems.front());
 }
 
 void write_file(const QString& path, const QByteArray& content) {
@@ -578,6 +592,100 @@ class TestCliOptions : public QObject {
             words.push_back(arg.toStdString());
         const auto parsed = parse_runs_options(RunsAction(action), words);
         QVERIFY2(joined(parsed.problems).contains(problem), qPrintable(joined(parsed.problems)));
+    }
+
+    // The words of the flag problems, as docs/errors.md gives them (E-FLAG-*, E-BENCH-FLAGS).
+    void flag_problems_are_worded_exactly_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("whole number")
+            << QStringList{"--epochs", "three"} << "--epochs expects a whole number, got 'three'";
+        QTest::newRow("number in a range")
+            << QStringList{"--beta1", "1"} << "--beta1 expects a number in [0, 1), got '1'";
+        QTest::newRow("global batch") << QStringList{"--global-batch", "x"}
+                                      << "--global-batch expects a positive whole number, got 'x'";
+        QTest::newRow("seed") << QStringList{"--seed", "-3"}
+                              << "--seed expects a whole number from 0, got '-3'";
+        QTest::newRow("choice")
+            << QStringList{"--schedule", "linear"}
+            << "--schedule expects one of constant|step|multistep|cosine|poly|exp, got 'linear'";
+        QTest::newRow("log level")
+            << QStringList{"--log-level", "loud"}
+            << QString::fromStdString("--log-level expects " + log_level_names() + ", got 'loud'");
+        QTest::newRow("milestones") << QStringList{"--milestones", "30;60"}
+                                    << "--milestones expects whole numbers like 30,60, got '30;60'";
+        QTest::newRow("targets")
+            << QStringList{"--targets", "high"}
+            << "--targets expects accuracies in (0, 1] like 0.85,0.9, got 'high'";
+        QTest::newRow("store") << QStringList{"--store", ""} << "--store needs a file name";
+        QTest::newRow("name") << QStringList{"--name", ""} << "--name needs a name";
+        QTest::newRow("tag") << QStringList{"--tag", ""} << "--tag needs a tag";
+        QTest::newRow("metrics-out")
+            << QStringList{"--metrics-out", ""} << "--metrics-out needs a file name";
+        QTest::newRow("two warm-ups") << QStringList{"--warmup-epochs", "1", "--warmup-steps", "5"}
+                                      << "give --warmup-epochs or --warmup-steps, not both";
+    }
+    void flag_problems_are_worded_exactly() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, problem);
+        std::vector<std::string> words;
+        for (const QString& arg : args)
+            words.push_back(arg.toStdString());
+        QCOMPARE(only_problem(parse_train_options(words)), problem);
+    }
+
+    void bench_and_runs_problems_are_worded_exactly() {
+        QCOMPARE(only_problem(parse_bench_train_options({"--model", ","})),
+                 QString("--model needs at least one model name"));
+        QCOMPARE(only_problem(parse_bench_train_options({"--batch", "32,0"})),
+                 QString("--batch expects positive whole numbers like 32,128, got '32,0'"));
+        QCOMPARE(only_problem(parse_bench_train_options({"--windows", "-2"})),
+                 QString("--windows expects a positive whole number, got '-2'"));
+        QCOMPARE(only_problem(parse_bench_train_options({"--devices", "2,17"})),
+                 QString("--devices expects device counts from 1 to 16 CPU devices, got '2,17'"));
+        QCOMPARE(only_problem(parse_bench_sgemm_options({"--size", "0"})),
+                 QString("--size expects a whole number from %1 to %2, got '0'")
+                     .arg(scalelab::cpu::sgemm_min_size)
+                     .arg(scalelab::cpu::sgemm_max_size));
+        QCOMPARE(only_problem(parse_bench_allreduce_options({"--sizes", "1M,abc"})),
+                 QString("--sizes expects sizes in bytes of at least 4 like 1M,64M (suffix K, M or "
+                         "G), got '1M,abc'"));
+        QCOMPARE(only_problem(parse_runs_options(RunsAction::Export, {"1", "-o", ""})),
+                 QString("--output needs a file name"));
+    }
+
+    void lesson_options_are_checked_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("no action")
+            << QStringList{} << "lesson takes list or run (got ''): scalelab-cli lesson list";
+        QTest::newRow("unknown action")
+            << QStringList{"fly"}
+            << "lesson takes list or run (got 'fly'): scalelab-cli lesson list";
+        QTest::newRow("run without a lesson")
+            << QStringList{"run"}
+            << "lesson run needs a lesson: a number from 'scalelab-cli lesson list', or a file";
+        QTest::newRow("a flag of run given to list")
+            << QStringList{"list", "--size", "test"}
+            << "--size is for 'lesson run': lesson list takes --log-level";
+        QTest::newRow("store and no store")
+            << QStringList{"run", "3", "--store", "a.sqlite", "--no-store"}
+            << "give --store FILE or --no-store, not both";
+        QTest::newRow("size") << QStringList{"run", "3", "--size", "huge"}
+                              << "--size expects full or test, got 'huge'";
+    }
+    void lesson_options_are_checked() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, problem);
+        std::vector<std::string> words;
+        for (const QString& arg : args)
+            words.push_back(arg.toStdString());
+        QCOMPARE(only_problem(parse_lesson_options(words)), problem);
+
+        const ParsedLessonOptions good = parse_lesson_options({"run", "3", "--size", "test"});
+        QVERIFY2(good.problems.empty(), qPrintable(joined(good.problems)));
+        QCOMPARE(good.options.lesson, std::string("3"));
+        QCOMPARE(good.options.size, scalelab::LessonSize::Test);
     }
 };
 

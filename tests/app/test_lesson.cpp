@@ -330,6 +330,31 @@ class TestLesson : public QObject {
                  qPrintable(error));
     }
 
+    // The lesson's own texts and blocks: missing, empty or of the wrong type, each problem
+    // in the words docs/errors.md gives (E-LESSON-KEYS, E-LESSON-CHARTS).
+    void lessonTextAndBlocksAreChecked() {
+        QByteArray json = valid_lesson();
+        json.replace("  \"title\": \"Batch size\",\n", "");
+        json.replace("\"What to look for.\"", "\"  \"");
+        json.replace("  \"charts\": [\"train_loss\", \"images_per_s\"],\n", "");
+        json.replace("  \"base\": {", "  \"gpu\": [1],\n  \"base\": {");
+        const QStringList problems = error_of(json).split('\n');
+        const QString charts = QStringLiteral(
+            "an array of chart names, each one of \"train_loss\", \"val_accuracy\", "
+            "\"images_per_s\", \"learning_rate\", \"noise_scale\", \"scaling\", "
+            "\"steps_to_target\", \"time_breakdown\"");
+        const QStringList expected{
+            QStringLiteral("bad.json: the lesson needs a \"title\": the menu's name"),
+            QStringLiteral("bad.json:2: field 'explanation': must be a non-empty string: a few "
+                           "sentences on what the charts show"),
+            QStringLiteral("bad.json: the lesson needs \"charts\": ") + charts,
+            QStringLiteral("bad.json:4: field 'gpu': must be an object: {\"base\": {...}, "
+                           "\"assessment\": {...}}, the setting used where GPUs are present"),
+        };
+        for (const QString& problem : expected)
+            QVERIFY2(problems.contains(problem), qPrintable(problems.join('\n')));
+    }
+
     void badChartAndAxisNamesAreRefused() {
         QByteArray json = valid_lesson();
         json.replace("\"images_per_s\"", "\"throughput\"");

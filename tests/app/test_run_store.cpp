@@ -718,6 +718,80 @@ class TestRunStore : public QObject {
         QVERIFY(store->create_run(fixture_spec(1), QStringLiteral("after")) > 0);
     }
 
+    // What each path that cannot hold a store says to do (docs/errors.md, E-STORE-PATH).
+    void unusablePathsSayWhatToDo() {
+        const QString plain_file = dir_.filePath(QStringLiteral("plain.txt"));
+        QFile file(plain_file);
+        QVERIFY(file.open(QIODevice::WriteOnly));
+        file.close();
+        const auto message = [](const QString& path) {
+            const std::optional<StoreError> error = open_error(path);
+            return error ? QString::fromUtf8(error->what()) : QString();
+        };
+        QCOMPARE(message(QString()),
+                 QStringLiteral("no run store file was named: name one, or use the default %1")
+                     .arg(RunStore::default_path()));
+        QCOMPARE(message(plain_file + QStringLiteral("/runs.sqlite")),
+                 QStringLiteral("cannot create the folder %1 for the run store: choose a store in "
+                                "a folder you can write to")
+                     .arg(plain_file));
+        QCOMPARE(message(dir_.path()),
+                 QStringLiteral("%1 is a folder, not a run store: name a file, e.g. %1/runs.sqlite")
+                     .arg(dir_.path()));
+        const QString device = message(QStringLiteral("/dev/null"));
+        QVERIFY2(device.startsWith(QStringLiteral("cannot read /dev/null (")) &&
+                     device.endsWith(QStringLiteral(
+                         "): check that it is a file you may read, or open another")),
+                 qPrintable(device));
+    }
+
+    // SQLite's other failures, each with what to do (docs/errors.md, E-STORE-WRITE).
+    void sqliteFailuresSayWhatToDo() {
+        // A link to itself: SQLite cannot open what it names.
+        const QString loop = dir_.filePath(QStringLiteral("loop.sqlite"));
+        QVERIFY(QFile::link(loop, loop));
+        const std::optional<StoreError> cannot_open = open_error(loop);
+        QVERIFY(cannot_open);
+        QCOMPARE(cannot_open->kind(), StoreError::Kind::Unreadable);
+        QVERIFY2(QString::fromUtf8(cannot_open->what())
+                         .startsWith(QStringLiteral("cannot open %1 (").arg(loop)) &&
+                     QString::fromUtf8(cannot_open->what())
+                         .endsWith(QStringLiteral("): check that its folder exists and that you "
+                                                  "may read and write it")),
+                 cannot_open->what());
+
+        // The store's own connection made read-only, then left inside a transaction.
+        const auto write_error = [&](const QString& name, const QString& sql) {
+            const QString path = dir_.filePath(name);
+            auto store = RunStore::open(path);
+            const QStringList names =
+                QSqlDatabase::connectionNames().filter(QStringLiteral("scalelab-run-store-"));
+            QSqlQuery query(QSqlDatabase::database(names.front(), false));
+            if (!query.exec(sql))
+                return QStringLiteral("cannot run %1").arg(sql);
+            try {
+                store->create_run(fixture_spec(1), QStringLiteral("refused"));
+            } catch (const StoreError& error) {
+                return QString::fromUtf8(error.what());
+            }
+            return QString();
+        };
+        const QString read_only = write_error(QStringLiteral("query-only.sqlite"),
+                                              QStringLiteral("PRAGMA query_only = 1"));
+        QVERIFY2(
+            read_only.startsWith(QStringLiteral("cannot write to %1 (")
+                                     .arg(dir_.filePath(QStringLiteral("query-only.sqlite")))) &&
+                read_only.endsWith(QStringLiteral("): make it writable or open another file")),
+            qPrintable(read_only));
+        const QString failed =
+            write_error(QStringLiteral("in-transaction.sqlite"), QStringLiteral("BEGIN"));
+        QVERIFY2(
+            failed.startsWith(QStringLiteral("the run store %1 failed (")
+                                  .arg(dir_.filePath(QStringLiteral("in-transaction.sqlite")))) &&
+                failed.endsWith(QStringLiteral("): check the disk and try again")),
+            qPrintable(failed));
+    }
+
   private:
     QTemporaryDir dir_;
 };

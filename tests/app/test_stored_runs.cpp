@@ -1,5 +1,7 @@
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSqlDatabase>
+#include <QSqlQuery>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -53,6 +55,11 @@ bool start_endless_cli_run(QProcess& cli, const QString& store) {
                "--synthetic-train", "1024", "--synthetic-test", "64", "--epochs", "1000", "--batch",
                "32", "--model", "mlp", "--threads", "1"});
     return cli.waitForStarted();
+}
+
+// A store write hook: the connection refuses every change from now on (SQLITE_READONLY).
+void make_read_only(QSqlDatabase& connection) {
+    QSqlQuery(connection).exec(QStringLiteral("PRAGMA query_only = 1"));
 }
 
 }  // namespace
@@ -270,6 +277,46 @@ class TestStoredRuns : public QObject {
         QVERIFY2(QString::fromStdString(ends.front().message).contains(QStringLiteral("424242")),
                  ends.front().message.c_str());
         QVERIFY(QString::fromStdString(ends.front().message).contains(QStringLiteral("store")));
+    }
+
+    // What the store refuses is not done, and storeError says which edit failed and why
+    // (docs/errors.md, E-STORE-IN-USE): a run it cannot create is not started.
+    void editsTheStoreRefusesAreNotDone() {
+        RunController controller;
+        RunCollection runs(controller);
+        QVERIFY(runs.setStore(RunStore::open(path_)));
+        const int kept =
+            runs.add(testing::fixture_run(fixture_spec(1), QStringLiteral("kept"), 1000, {0.8}));
+        QVERIFY(kept != 0);
+        QSignalSpy errors(&runs, &RunCollection::storeError);
+        fault_injection::set_store_write_hook(&make_read_only);
+        QCOMPARE(runs.start(short_synthetic_run()), 0);
+        QCOMPARE(
+            runs.add(testing::fixture_run(fixture_spec(2), QStringLiteral("more"), 1000, {0.8})),
+            0);
+        runs.rename(kept, QStringLiteral("renamed"));
+        runs.setTags(kept, {QStringLiteral("tagged")});
+        QVERIFY(!runs.remove(kept));
+        fault_injection::set_store_write_hook(nullptr);
+
+        QCOMPARE(runs.ids(), std::vector<int>{kept});
+        QCOMPARE(runs.find(kept)->name, QStringLiteral("kept"));
+        const QStringList edits{
+            QStringLiteral("The run store cannot create the run, so it was not started"),
+            QStringLiteral("The run store cannot add \u201cmore\u201d"),
+            QStringLiteral("The run store cannot rename \u201ckept\u201d"),
+            QStringLiteral("The run store cannot tag \u201ckept\u201d"),
+            QStringLiteral("The run store cannot delete \u201ckept\u201d"),
+        };
+        QCOMPARE(errors.size(), edits.size());
+        for (qsizetype i = 0; i < edits.size(); ++i) {
+            const QString message = errors[i].front().toString();
+            QVERIFY2(
+                message.startsWith(edits[i] +
+                                   QStringLiteral(": cannot write to %1 (").arg(path_)) &&
+                    message.endsWith(QStringLiteral("): make it writable or open another file")),
+                qPrintable(message));
+        }
     }
 };
 

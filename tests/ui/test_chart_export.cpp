@@ -180,6 +180,17 @@ class TestChartExport : public QObject {
         QVERIFY2(error.contains(dir_.path()), qPrintable(error));
     }
 
+    // Each refusal in the words docs/errors.md gives (E-EXPORT-WRITE).
+    void refusalsSayWhatIsWrong() {
+        QString error;
+        QVERIFY(!scalelab::export_grid_png(charts_->grid, QString(), 1, &error));
+        QCOMPARE(error, QStringLiteral("No file name given for the export."));
+        const QString path = dir_.filePath(QStringLiteral("no-such-folder/loss.png"));
+        QVERIFY(!scalelab::export_grid_png(charts_->grid, path, 1, &error));
+        QCOMPARE(error, QStringLiteral("Cannot write %1: the folder %2 does not exist.")
+                            .arg(path, dir_.filePath(QStringLiteral("no-such-folder"))));
+    }
+
     void onlyScalesOneAndTwo() {
         const QString path = dir_.filePath(QStringLiteral("loss-3x.png"));
         QString error;

@@ -7,6 +7,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QStatusBar>
 #include <QTemporaryDir>
 #include <QTimer>
 #include <QtTest>
@@ -254,6 +255,20 @@ class TestMainWindow : public QObject {
         app_->window.table().selectRun(id);
         QTest::keyClick(&app_->window, Qt::Key_Escape);
         QTRY_VERIFY_WITH_TIMEOUT(app_->runs.find(id)->state == RunState::Cancelled, 10000);
+    }
+
+    // Start with problems in the form says which, in the status bar (docs/errors.md,
+    // E-FORM-START).
+    void startWithMarkedFieldsSaysWhatToFix() {
+        RunSpec spec = short_synthetic_run();
+        spec.batch = 0;
+        app_->window.form().setSpec(spec);
+        app_->window.startRun();
+        const QString shown = app_->window.statusBar()->currentMessage();
+        QVERIFY2(shown.startsWith(QStringLiteral("Fix the marked fields first: ")) &&
+                     shown.contains(QStringLiteral("batch size must be at least 1")),
+                 qPrintable(shown));
+        QVERIFY(app_->runs.ids().empty());
     }
 };
 

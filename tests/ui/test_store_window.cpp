@@ -229,6 +229,44 @@ class TestStoreWindow : public QObject {
         QVERIFY2(error.contains(QStringLiteral("Nothing was imported")), qPrintable(error));
         QCOMPARE(app_->runs.ids().size(), std::size_t{5});
     }
+
+    // Runs come in and go out through a run store; without one, or with a file or a run that is
+    // not there, the window says what to do (docs/errors.md, E-STORE-IN-USE, E-IMPORT-APP,
+    // E-EXPORT-NOTHING).
+    void runsGoOutAndComeInThroughAStore() {
+        const QString file = folder_.filePath(QStringLiteral("runs.scalelab.json"));
+        const QString native = QDir::toNativeSeparators(file);
+        std::vector<int> imported;
+        QString error;
+        QVERIFY(!app_->window.importRuns(file, &imported, &error));
+        QCOMPARE(error, QStringLiteral("Open a run store first: imported runs are added to it."));
+        QVERIFY(!app_->window.exportRuns({1}, file, &error));
+        QCOMPARE(error,
+                 QStringLiteral("Runs are exported from the run store: open or create one first."));
+
+        const QString store = folder_.filePath(QStringLiteral("store.sqlite"));
+        QVERIFY(app_->window.openStore(store));
+        QVERIFY(!app_->window.importRuns(file, &imported, &error));
+        QVERIFY2(error.startsWith(QStringLiteral("Cannot read %1: ").arg(native)),
+                 qPrintable(error));
+        QFile bad(file);
+        QVERIFY(bad.open(QIODevice::WriteOnly));
+        bad.write("[1, 2]");
+        bad.close();
+        QVERIFY(!app_->window.importRuns(file, &imported, &error));
+        QCOMPARE(error, QStringLiteral("Nothing was imported from %1: not a ScaleLab runs file: it "
+                                       "must be an object with \"format\": \"scalelab-runs\"")
+                            .arg(native));
+        QVERIFY(!app_->window.exportRuns({99}, file, &error));
+        QVERIFY2(error.startsWith(QStringLiteral("Cannot export the runs to %1: there is no run 99 "
+                                                 "in %2")
+                                      .arg(native, store)),
+                 qPrintable(error));
+        QVERIFY(!app_->window.exportMetricsCsv({99}, file, &error));
+        QCOMPARE(error,
+                 QStringLiteral("The curves of run 99 could not be read from the run store."));
+        QCOMPARE(file_bytes(file), QByteArray("[1, 2]"));
+    }
 };
 
 QTEST_MAIN(TestStoreWindow)

@@ -401,6 +401,31 @@ class TestTimeBreakdownView : public QObject {
         }
         scalelab::apply_theme(*qApp, scalelab::Theme::Light);
     }
+
+    // A window of steps that shows nothing says what to change (docs/errors.md,
+    // E-EXPORT-WINDOW, E-EXPORT-NOTHING).
+    void the_window_problems_say_what_to_change() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(timed_run(QStringLiteral("three"), 3, 2, 0.001));
+        TimeBreakdownView view(runs);
+        view.resize(900, 500);
+        view.show();
+
+        view.setWindow(30, 20);
+        QCOMPARE(child<QLabel>(view, "windowProblem")->text(),
+                 QStringLiteral("Step 30 comes after step 20: make \u201cfrom\u201d at most "
+                                "\u201cto\u201d."));
+        QString error;
+        QVERIFY(!view.exportTrace(QDir::temp().filePath(QStringLiteral("unused.json")), &error));
+        QCOMPARE(error, QStringLiteral("Nothing to export: choose a run and a window with timed "
+                                       "steps."));
+
+        view.setWindow(200, 300);
+        QCOMPARE(child<QLabel>(view, "notice")->text(),
+                 QStringLiteral("No timed steps from 200 to 300: \u201cthree\u201d has timings for "
+                                "steps 1\u2013100."));
+    }
 };
 
 QTEST_MAIN(TestTimeBreakdownView)

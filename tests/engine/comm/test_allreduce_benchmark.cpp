@@ -46,6 +46,24 @@ class TestAllReduceBenchmark : public QObject {
         QCOMPARE(kind_of([] { run_allreduce_benchmark(2, {1024}, 0); }), ErrorKind::InvalidSpec);
         QCOMPARE(kind_of([] { run_allreduce_benchmark(2, {3}, 1); }), ErrorKind::InvalidSpec);
     }
+
+    // More than the memory can hold: OutOfMemory, saying what to ask for instead.
+    void buffers_that_do_not_fit_are_out_of_memory() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        QSKIP("the sanitizers' allocators abort on an impossible size instead of failing it");
+#endif
+        const std::size_t bytes = std::size_t(1) << 62;  // more than any address space
+        try {
+            run_allreduce_benchmark(2, {bytes}, 1);
+            QFAIL("expected an error");
+        } catch (const Error& error) {
+            QCOMPARE(error.kind(), ErrorKind::OutOfMemory);
+            QCOMPARE(QString::fromStdString(error.what()),
+                     QString("the all-reduce benchmark could not allocate 2 buffers of %1 bytes; "
+                             "ask for smaller --sizes or fewer --devices")
+                         .arg(bytes));
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TestAllReduceBenchmark)

@@ -468,6 +468,26 @@ class TestBatchLoader : public QObject {
         BatchLoader loader(d, identity(1), LoaderConfig{});
         QCOMPARE(kind([&] { loader.start_epoch({0, 5}, 0); }), int(ErrorKind::Internal));
     }
+
+    // What each refusal a user could meet says (docs/errors.md, E-DATA-GUARDS).
+    void invalidArgumentsAreNamed() {
+        const Dataset d = indexed_dataset(5);
+        auto message = [&](LoaderConfig config) -> QString {
+            try {
+                BatchLoader loader(d, identity(1), config);
+            } catch (const Error& e) {
+                return QString::fromStdString(e.what());
+            }
+            return {};
+        };
+        LoaderConfig zero_batch;
+        zero_batch.batch = 0;
+        QCOMPARE(message(zero_batch), QString("the batch size must be at least 1 (it is 0)"));
+        LoaderConfig zero_prefetch;
+        zero_prefetch.prefetch = 0;
+        QCOMPARE(message(zero_prefetch),
+                 QString("the loader's prefetch depth must be at least 1 (it is 0)"));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestBatchLoader)

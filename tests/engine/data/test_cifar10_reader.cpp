@@ -3,6 +3,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "data/cifar10_reader.h"
 #include "data_test_files.h"
 #include "error.h"
@@ -145,6 +148,25 @@ class TestCifar10Reader : public QObject {
         QVERIFY2(contains(msg, "data_batch_3.bin, test_batch.bin"), msg.c_str());
         QVERIFY2(!contains(msg, "lacks data_batch_1.bin"), msg.c_str());
         QVERIFY2(contains(msg, "--data"), msg.c_str());
+    }
+
+    void unreadableFilesAreNamed() {
+        QVERIFY(write_plain(path("a-file"), {1, 2, 3}));
+        const std::string not_a_folder = expect_error(path("a-file"), ErrorKind::DatasetMissing);
+        QVERIFY2(contains(not_a_folder, "the cifar10 folder '" + path("a-file") +
+                                            "' is not a folder; point --data at the folder of "
+                                            "the CIFAR-10 binary version"),
+                 not_a_folder.c_str());
+
+        if (geteuid() == 0)
+            QSKIP("root may read a file without read permission");
+        const std::string dir = path("locked");
+        write_cifar(dir);
+        const std::string file = dir + "/test_batch.bin";
+        QCOMPARE(::chmod(file.c_str(), 0), 0);
+        const std::string msg = expect_error(dir, ErrorKind::DatasetMissing);
+        QCOMPARE(QString::fromStdString(msg),
+                 QString::fromStdString("cannot open '" + file + "'; check that it is readable"));
     }
 
     void missingFolder() {

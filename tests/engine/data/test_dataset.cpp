@@ -73,6 +73,21 @@ class TestDataset : public QObject {
             QCOMPARE(int(e.kind()), int(ErrorKind::InvalidSpec));
         }
     }
+
+    void emptyIsNamedWithWhatToChoose() {
+        Dataset d;
+        d.channels = 1;
+        d.height = 2;
+        d.width = 2;
+        try {
+            channel_statistics(d);
+            QFAIL("no error");
+        } catch (const Error& e) {
+            QCOMPARE(QString::fromStdString(e.what()),
+                     QString("cannot compute normalisation statistics of an empty training set; "
+                             "choose a dataset with at least one training image"));
+        }
+    }
 };
 
 QTEST_APPLESS_MAIN(TestDataset)

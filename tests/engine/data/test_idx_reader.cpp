@@ -4,6 +4,9 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <functional>
 
 #include "data/idx_reader.h"
@@ -257,6 +260,37 @@ class TestIdxReader : public QObject {
         const std::string not_dir = expect_error([&] { load_idx_folder(path("a-file"), "mnist"); },
                                                  ErrorKind::DatasetMissing);
         QVERIFY2(contains(not_dir, "not a folder"), not_dir.c_str());
+    }
+
+    void noFolderGiven() {
+        const std::string msg =
+            expect_error([&] { find_idx_files("", "mnist"); }, ErrorKind::DatasetMissing);
+        QCOMPARE(QString::fromStdString(msg),
+                 QString("no folder given for mnist; point --data at a folder with the four IDX "
+                         "files (train-images-idx3-ubyte, train-labels-idx1-ubyte, "
+                         "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each optionally .gz)"));
+    }
+
+    void unreadableFilesAreNamed() {
+        const std::string folder = path("a-folder-for-images");
+        QVERIFY(QDir().mkpath(QString::fromStdString(folder)));
+        QVERIFY(write_plain(path("ur-lbl"), idx_labels({1})));
+        const std::string not_a_file =
+            expect_error([&] { read_idx(folder, path("ur-lbl")); }, ErrorKind::DatasetMissing);
+        QCOMPARE(QString::fromStdString(not_a_file),
+                 QString::fromStdString("dataset file '" + folder +
+                                        "' is not a regular file; check the path"));
+
+        if (geteuid() == 0)
+            QSKIP("root may read a file without read permission");
+        const std::string locked = path("ur-locked");
+        QVERIFY(write_plain(locked, idx_images(1, 2, 2, pattern(4, 1))));
+        QCOMPARE(::chmod(locked.c_str(), 0), 0);
+        const std::string msg =
+            expect_error([&] { read_idx(locked, path("ur-lbl")); }, ErrorKind::DatasetMissing);
+        QCOMPARE(QString::fromStdString(msg),
+                 QString::fromStdString("cannot open '" + locked +
+                                        "'; check that it exists and is readable"));
     }
 
     void folderMissingOneFile() {

@@ -130,6 +130,26 @@ class TestSampler : public QObject {
         QCOMPARE(kind([] { EpochSampler(0, 0); }), invalid);
         QCOMPARE(kind([] { EpochSampler(4, 0, 4, 3); }), -1);
     }
+
+    // What each refusal says (docs/errors.md, E-DATA-GUARDS).
+    void invalidArgumentsAreNamed() {
+        auto message = [](auto f) -> QString {
+            try {
+                f();
+            } catch (const Error& e) {
+                return QString::fromStdString(e.what());
+            }
+            return {};
+        };
+        QCOMPARE(message([] { EpochSampler(10, 0, 2, 2); }),
+                 QString("sampler: rank 2 of 2 devices is not a valid device"));
+        QCOMPARE(message([] { EpochSampler(3, 0, 4, 0); }),
+                 QString("a dataset of 3 images cannot be split across 4 devices; use fewer "
+                         "devices or more images"));
+        QCOMPARE(message([] { EpochSampler(std::size_t(1) << 33, 0); }),
+                 QString("a dataset of 8589934592 images is too large; at most 2^32 - 1 are "
+                         "supported"));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestSampler)

@@ -182,6 +182,49 @@ class TrainerTest : public QObject {
         QVERIFY(sink.ends.empty());
     }
 
+    // Data the spec cannot train on, found against the loaded images before any thread runs.
+    void data_the_models_cannot_use_is_rejected_before_the_run_data() {
+        QTest::addColumn<int>("train");
+        QTest::addColumn<int>("size");
+        QTest::addColumn<int>("devices");
+        QTest::addColumn<QString>("message");
+        QTest::newRow("no training images") << 0 << 28 << 1
+                                            << "the dataset has no training or no test images: use "
+                                               "a dataset (or subsets) with both";
+        QTest::newRow("side not a multiple of 4")
+            << 64 << 30 << 1
+            << "the models take square 1- or 3-channel images whose side is a multiple of 4; "
+               "this dataset's are 1x30x30";
+        QTest::newRow("fewer images than devices")
+            << 1 << 28 << 2
+            << "the training set has 1 image(s), fewer than the 2 devices: use fewer devices or a "
+               "larger train_subset";
+    }
+    void data_the_models_cannot_use_is_rejected_before_the_run() {
+        QFETCH(int, train);
+        QFETCH(int, size);
+        QFETCH(int, devices);
+        QFETCH(QString, message);
+        data::SyntheticConfig cfg;
+        cfg.train = std::max(train, 1);
+        cfg.test = 16;
+        cfg.size = size;
+        data::TrainTest data = data::make_synthetic(cfg);
+        data.train.labels.resize(std::size_t(train));
+        data.train.images.resize(std::size_t(train) * data.train.image_size());
+        RunSpec spec = small_spec("mlp");
+        spec.devices = devices;
+        RecordingSink sink;
+        try {
+            Trainer trainer(spec, data, sink);
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::InvalidSpec);
+            QCOMPARE(QString::fromStdString(e.what()), message);
+        }
+        QVERIFY(sink.ends.empty());
+    }
+
     void schedule_and_warmup_reach_the_steps() {
         const auto data = synthetic(1024, 256);
         RunSpec spec = small_spec("mlp");

@@ -1,0 +1,35 @@
+// The CPU backend's memory: a buffer that cannot be had is the user's OutOfMemory error, saying
+// what to make smaller, not a crash (docs/errors.md, E-RUN-OUT-OF-MEMORY).
+
+#include <QtTest>
+
+#include <cstddef>
+
+#include "backend/cpu/cpu_backend.h"
+#include "error.h"
+
+using namespace scalelab;
+
+class TestCpuBackend : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void an_allocation_that_does_not_fit_is_out_of_memory() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        QSKIP("the sanitizers' allocators abort on an impossible size instead of failing it");
+#endif
+        cpu::CpuBackend backend(1);
+        QCOMPARE(backend.allocate(1000).size(), std::size_t(1000));
+        try {
+            backend.allocate(std::size_t(1) << 60);  // 2^62 bytes: more than any address space
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::OutOfMemory);
+            QCOMPARE(QString::fromStdString(e.what()),
+                     QString("could not allocate 4398046511104 MiB: use a smaller batch or model"));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestCpuBackend)
+#include "test_cpu_backend.moc"

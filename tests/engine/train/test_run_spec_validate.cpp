@@ -1,0 +1,211 @@
+// RunSpec::validate(): one mistake at a time, each reported alone and in exactly the words
+// docs/errors.md gives for it (the entries E-SPEC-*).
+
+#include <QtTest>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "train/run_spec.h"
+
+using namespace scalelab;
+
+namespace {
+
+QString joined(const std::vector<std::string>& problems) {
+    QStringList lines;
+    for (const std::string& problem : problems)
+        lines.append(QString::fromStdString(problem));
+    return lines.join(QLatin1Char('\n'));
+}
+
+struct Mistake {
+    const char* name;
+    std::function<void(RunSpec&)> make;
+    std::string message;
+};
+
+RunSpec synthetic_spec() {
+    RunSpec spec;
+    spec.dataset = "synthetic";
+    return spec;
+}
+
+const std::vector<Mistake>& mistakes() {
+    static const std::vector<Mistake> all{
+        {"model", [](RunSpec& s) { s.model = "vgg"; },
+         "model 'vgg' is unknown: choose one of mlp, cnn, resnet8, resnet20, wrn"},
+        {"width", [](RunSpec& s) { s.width = 0; }, "width must be between 1 and 64 (got 0)"},
+        {"dataset", [](RunSpec& s) { s.dataset = "imagenet"; },
+         "dataset 'imagenet' is unknown: choose one of fashion-mnist, mnist, cifar10, synthetic"},
+        {"synthetic_train",
+         [](RunSpec& s) {
+             s = synthetic_spec();
+             s.synthetic_train = 0;
+         },
+         "synthetic_train must be at least 1"},
+        {"synthetic_test",
+         [](RunSpec& s) {
+             s = synthetic_spec();
+             s.synthetic_test = 0;
+         },
+         "synthetic_test must be at least 1"},
+        {"synthetic_channels",
+         [](RunSpec& s) {
+             s = synthetic_spec();
+             s.synthetic_channels = 2;
+         },
+         "synthetic_channels must be 1 or 3"},
+        {"synthetic_size 30",
+         [](RunSpec& s) {
+             s = synthetic_spec();
+             s.synthetic_size = 30;
+         },
+         "synthetic_size must be a multiple of 4 between 8 and 256 (got 30)"},
+        // The generator needs 8 pixels: 4 would pass here and fail when the data is made.
+        {"synthetic_size 4",
+         [](RunSpec& s) {
+             s = synthetic_spec();
+             s.synthetic_size = 4;
+         },
+         "synthetic_size must be a multiple of 4 between 8 and 256 (got 4)"},
+        {"train_subset", [](RunSpec& s) { s.train_subset = -1; },
+         "train_subset must be 0 (the whole set) or a count of images"},
+        {"test_subset", [](RunSpec& s) { s.test_subset = -1; },
+         "test_subset must be 0 (the whole set) or a count of images"},
+        {"epochs", [](RunSpec& s) { s.epochs = 0; }, "epochs must be at least 1 (got 0)"},
+        {"batch", [](RunSpec& s) { s.batch = 70000; },
+         "batch must be between 1 and 65536 images per device (got 70000)"},
+        {"devices", [](RunSpec& s) { s.devices = 17; },
+         "devices must be between 1 and 16 CPU devices (got 17)"},
+        {"accumulation", [](RunSpec& s) { s.accumulation = 0; },
+         "accumulation must be between 1 and 1024 micro-batches (got 0)"},
+        {"bucket_mb", [](RunSpec& s) { s.bucket_mb = 0; }, "bucket_mb must be in (0, 1024] MB"},
+        {"first_bucket_mb", [](RunSpec& s) { s.first_bucket_mb = 2048; },
+         "first_bucket_mb must be in (0, 1024] MB"},
+        {"lr", [](RunSpec& s) { s.lr = 0; }, "lr must be a positive number (got 0)"},
+        {"momentum", [](RunSpec& s) { s.momentum = 1.5; }, "momentum must be in [0, 1) (got 1.5)"},
+        {"nesterov",
+         [](RunSpec& s) {
+             s.nesterov = true;
+             s.momentum = 0;
+         },
+         "nesterov needs a momentum above 0"},
+        {"weight_decay", [](RunSpec& s) { s.weight_decay = -1e-4; },
+         "weight_decay must be 0 or positive"},
+        {"label_smoothing", [](RunSpec& s) { s.label_smoothing = 1; },
+         "label_smoothing must be in [0, 1)"},
+        {"gamma", [](RunSpec& s) { s.gamma = 0; }, "gamma must be in (0, 1]"},
+        {"step_epochs", [](RunSpec& s) { s.step_epochs = 0; }, "step_epochs must be at least 1"},
+        {"no milestones", [](RunSpec& s) { s.schedule = ScheduleKind::MultiStep; },
+         "the multistep schedule needs milestones (epochs, e.g. 30,60)"},
+        {"milestones out of order",
+         [](RunSpec& s) {
+             s.schedule = ScheduleKind::MultiStep;
+             s.milestones = {60, 30};
+         },
+         "milestones must be strictly increasing"},
+        {"milestone 0",
+         [](RunSpec& s) {
+             s.schedule = ScheduleKind::MultiStep;
+             s.milestones = {0, 30};
+         },
+         "milestones must be at least 1"},
+        {"min_lr", [](RunSpec& s) { s.min_lr = 0.1; }, "min_lr must be in [0, lr]"},
+        {"warmup_length", [](RunSpec& s) { s.warmup_length = -1; },
+         "warmup_length must be 0 or positive"},
+        {"fractional warm-up steps",
+         [](RunSpec& s) {
+             s.warmup_unit = WarmupUnit::Steps;
+             s.warmup_length = 2.5;
+         },
+         "a warm-up in steps must be a whole number"},
+        {"warm-up longer than the run",
+         [](RunSpec& s) {
+             s.epochs = 2;
+             s.warmup_length = 2.5;
+         },
+         "the warm-up (2.5 epochs) is longer than the run (2 epochs): shorten it or train longer"},
+        {"per-epoch warm-up in steps",
+         [](RunSpec& s) {
+             s.warmup = WarmupKind::PerEpoch;
+             s.warmup_unit = WarmupUnit::Steps;
+         },
+         "the per-epoch warm-up is measured in epochs: set warmup_unit to epochs "
+         "(--warmup-epochs)"},
+        {"reference_batch", [](RunSpec& s) { s.reference_batch = 0; },
+         "reference_batch must be at least 1"},
+        {"beta1", [](RunSpec& s) { s.beta1 = 1; }, "beta1 must be in [0, 1)"},
+        {"beta2", [](RunSpec& s) { s.beta2 = -0.1; }, "beta2 must be in [0, 1)"},
+        {"eps", [](RunSpec& s) { s.eps = 0; }, "eps must be in (0, 1)"},
+        {"trust_coefficient", [](RunSpec& s) { s.trust_coefficient = 0; },
+         "trust_coefficient (LARS eta) must be in (0, 1]"},
+        {"trust_clamp", [](RunSpec& s) { s.trust_clamp = -1; },
+         "trust_clamp must be 0 (none) or positive"},
+        {"poly_power", [](RunSpec& s) { s.poly_power = 0; }, "poly_power must be in (0, 10]"},
+        {"ghost_batch", [](RunSpec& s) { s.ghost_batch = 3; },
+         "ghost_batch must be 0 (off) or divide the batch per device (128)"},
+        {"ghost_batch with sync_bn",
+         [](RunSpec& s) {
+             s.ghost_batch = 32;
+             s.sync_bn = true;
+         },
+         "ghost_batch and sync_bn cannot be combined: choose one"},
+        {"zero_init_residual", [](RunSpec& s) { s.zero_init_residual = true; },
+         "zero_init_residual needs resnet8 or resnet20 (wrn's last batch norm feeds a ReLU, "
+         "whose gradient at 0 would stop its blocks from learning; mlp and cnn have no "
+         "residual blocks)"},
+        {"noise_scale_beta", [](RunSpec& s) { s.noise_scale_beta = 1; },
+         "noise_scale_beta must be in [0, 1)"},
+        {"targets",
+         [](RunSpec& s) {
+             s.targets = {0.9, 1.5};
+         },
+         "targets must be at most 16 accuracies in (0, 1]"},
+        {"warmup_start_factor", [](RunSpec& s) { s.warmup_start_factor = 2; },
+         "warmup_start_factor must be in [0, 1]"},
+        {"threads", [](RunSpec& s) { s.threads = 2000; },
+         "threads must be 0 (all cores) or a count from 1 to 1024"},
+        {"target_accuracy", [](RunSpec& s) { s.target_accuracy = 75; },
+         "target_accuracy must be in [0, 1] (0: no target)"},
+        {"patience", [](RunSpec& s) { s.patience = 0; }, "patience must be at least 1 epoch"},
+    };
+    return all;
+}
+
+}  // namespace
+
+class TestRunSpecValidate : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void valid_specs_have_no_problems() {
+        QCOMPARE(joined(RunSpec{}.validate()), QString());
+        QCOMPARE(joined(synthetic_spec().validate()), QString());
+    }
+
+    void each_mistake_gets_exactly_its_message_data() {
+        QTest::addColumn<int>("index");
+        for (std::size_t i = 0; i < mistakes().size(); ++i)
+            QTest::newRow(mistakes()[i].name) << int(i);
+    }
+    void each_mistake_gets_exactly_its_message() {
+        QFETCH(int, index);
+        const Mistake& mistake = mistakes()[std::size_t(index)];
+        RunSpec spec;
+        mistake.make(spec);
+        QCOMPARE(joined(spec.validate()), QString::fromStdString(mistake.message));
+    }
+
+    void every_problem_is_reported_at_once() {
+        RunSpec spec;
+        for (const Mistake& mistake : mistakes())
+            if (std::string(mistake.name).rfind("synthetic", 0) != 0)
+                mistake.make(spec);
+        QVERIFY2(spec.validate().size() >= 30, std::to_string(spec.validate().size()).c_str());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestRunSpecValidate)
+#include "test_run_spec_validate.moc"
