@@ -142,9 +142,11 @@ std::string from_json(const char* key, const QJsonValue& value, std::uint64_t& o
         out = parsed;
         return {};
     }
-    if (!is_whole_number_in(value, 0, double(std::numeric_limits<qint64>::max())))
+    // double(qint64 max) is 2^63, which toInteger() cannot convert: it returns the default.
+    const qint64 whole = value.toInteger(-1);
+    if (!is_whole_number_in(value, 0, double(std::numeric_limits<qint64>::max())) || whole < 0)
         return wrong(key, std::string(expected) + " (write seeds above 2^63 as a string)", value);
-    out = std::uint64_t(value.toInteger());
+    out = std::uint64_t(whole);
     return {};
 }
 

@@ -9,6 +9,7 @@ packages=(
     libdnnl-dev libspdlog-dev zlib1g-dev
     dataset-fashion-mnist
     xvfb
+    clang libclang-rt-dev libomp-dev
 )
 
 missing=()

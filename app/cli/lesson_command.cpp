@@ -63,6 +63,12 @@ std::string optional_text(const std::optional<double>& value, int decimals) {
     return value ? fmt::format("{:.{}f}", *value, decimals) : std::string("-");
 }
 
+int report_store_error(const StoreError& error) {
+    report_problems({std::string(error.what()) + " (check --store, or run with --no-store)"},
+                    help_command);
+    return exit_code_for(error);
+}
+
 // Trains the lesson's runs through a RunController and RunCollection, as the desktop app does,
 // printing each run's epochs and how it ended.
 int run_command(const LessonOptions& options, const Lesson& lesson) {
@@ -77,10 +83,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
         } catch (const StoreError& error) {
-            report_problems(
-                {std::string(error.what()) + " (check --store, or run with --no-store)"},
-                help_command);
-            return exit_code_for(error);
+            return report_store_error(error);
         }
     }
     RunController controller;
@@ -89,10 +92,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
         try {
             collection.setStore(std::move(store));
         } catch (const StoreError& error) {
-            report_problems(
-                {std::string(error.what()) + " (check --store, or run with --no-store)"},
-                help_command);
-            return exit_code_for(error);
+            return report_store_error(error);
         }
     }
     QObject::connect(&collection, &RunCollection::storeError, &app, [](const QString& message) {
