@@ -183,10 +183,16 @@ struct SpecBlock {
 
 // The first RunSpec field a validate() message names (as a whole word), or "".
 QString field_named_in(const QString& message) {
+    // One pattern per key, compiled once: messages are matched against every key.
+    static const std::vector<std::pair<QString, QRegularExpression>> words = [] {
+        std::vector<std::pair<QString, QRegularExpression>> all;
+        for (const QString& key : run_spec_json_keys())
+            all.emplace_back(key, QRegularExpression(QStringLiteral("\\b%1\\b").arg(key)));
+        return all;
+    }();
     QString first;
     qsizetype first_at = message.size();
-    for (const QString& key : run_spec_json_keys()) {
-        const QRegularExpression word(QStringLiteral("\\b%1\\b").arg(key));
+    for (const auto& [key, word] : words) {
         const QRegularExpressionMatch match = word.match(message);
         if (match.hasMatch() && match.capturedStart() < first_at) {
             first = key;
