@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 cmake --preset release
 cmake --build --preset release
-ctest --preset release "$@"
+ctest --preset release --parallel "$(nproc)" "$@"

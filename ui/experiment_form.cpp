@@ -254,21 +254,21 @@ QCheckBox* ExperimentForm::bind(const char* name, bool RunSpec::*member, const Q
 
 template <typename Enum>
 QComboBox* ExperimentForm::bindEnum(const char* name, Enum RunSpec::*member) {
-    const auto& values = EnumValues<Enum>::all;
     auto* editor = named(new QComboBox, name);
-    for (Enum value : values) {
+    for (Enum value : EnumValues<Enum>::all) {
         const std::string_view text = to_string(value);
         editor->addItem(QString::fromUtf8(text.data(), qsizetype(text.size())));
     }
     connect(editor, &QComboBox::currentIndexChanged, this, &ExperimentForm::refresh);
     bindings_.push_back({editor->objectName(),
-                         [editor, member, &values](const RunSpec& spec) {
+                         [editor, member](const RunSpec& spec) {
+                             const auto& values = EnumValues<Enum>::all;
                              const auto it =
                                  std::find(std::begin(values), std::end(values), spec.*member);
                              editor->setCurrentIndex(int(it - std::begin(values)));
                          },
-                         [editor, member, &values](RunSpec& spec) {
-                             spec.*member = values[editor->currentIndex()];
+                         [editor, member](RunSpec& spec) {
+                             spec.*member = EnumValues<Enum>::all[editor->currentIndex()];
                              return QString();
                          }});
     return editor;
