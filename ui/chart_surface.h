@@ -7,6 +7,7 @@
 #include <QString>
 
 #include <memory>
+#include <optional>
 
 class QPainter;
 class QWidget;
@@ -56,6 +57,8 @@ class ChartSurface {
     // The points of series `key` that are drawn (those given, less any the axes cannot show);
     // empty when there is no such series.
     virtual QList<QPointF> seriesPoints(const QString& key) const = 0;
+    // The style series `key` (or line, or label) is drawn in; nothing when there is no such key.
+    virtual std::optional<SeriesStyle> seriesStyle(const QString& key) const = 0;
     // A vertical line at `x` across the whole height of the plot (the end of warm-up). Shares
     // the keys of setSeries: removeSeries and hasSeries take it too. It never has a legend entry,
     // and fitAxes() includes its x but not the y range it spans.

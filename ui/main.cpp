@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "allocator_policy.h"
 #include "experiment_form.h"
 #include "lesson_library.h"
 #include "main_window.h"
@@ -70,6 +71,7 @@ class FirstPaintProbe : public QObject {
 }  // namespace
 
 int main(int argc, char** argv) {
+    scalelab::return_large_blocks_to_the_system();
     QElapsedTimer since_start;
     since_start.start();
 

@@ -487,7 +487,8 @@ void QtChartsSurface::useAxis(Qt::Orientation orientation, QAbstractAxis* axis) 
     used = axis;
     chart_->addAxis(used, orientation == Qt::Horizontal ? Qt::AlignBottom : Qt::AlignLeft);
     for (Entry* item : order_)
-        item->legend_series->attachAxis(used);
+        if (item->legend_series != nullptr)
+            item->legend_series->attachAxis(used);
 }
 
 QtChartsSurface::Entry& QtChartsSurface::entry(const QString& key, const SeriesStyle& style) {
@@ -500,21 +501,30 @@ QtChartsSurface::Entry& QtChartsSurface::entry(const QString& key, const SeriesS
         return found->second;
     }
     Entry& item = entries_[key];
-    item.legend_series = new QLineSeries;
-    item.legend_series->setObjectName(key);
+    item.key = key;
     item.style = style;
-    chart_->addSeries(item.legend_series);
-    item.legend_series->attachAxis(x_axis_);
-    item.legend_series->attachAxis(y_axis_);
-    applyStyle(item);
     order_.push_back(&item);
+    touch(item);
     return item;
 }
 
+// A named entry gets a QLineSeries for its legend entry; one without a name has none, since
+// each series costs Qt Charts a graphics item and a legend marker (kilobytes per run and chart).
 void QtChartsSurface::setLegend(Entry& item, const QString& legend) {
     if (item.legend == legend)
         return;
     item.legend = legend;
+    if (legend.isEmpty() && item.legend_series != nullptr) {
+        chart_->removeSeries(item.legend_series);
+        delete item.legend_series;
+        item.legend_series = nullptr;
+    } else if (!legend.isEmpty() && item.legend_series == nullptr) {
+        item.legend_series = new QLineSeries;
+        item.legend_series->setObjectName(item.key);
+        chart_->addSeries(item.legend_series);
+        item.legend_series->attachAxis(x_axis_);
+        item.legend_series->attachAxis(y_axis_);
+    }
     applyStyle(item);
 }
 
@@ -542,16 +552,15 @@ void QtChartsSurface::applyStyle(Entry& item) {
     }
     QPen pen(colour, width);
     pen.setStyle(style.dashed ? Qt::DashLine : Qt::SolidLine);
-    QLineSeries* series = item.legend_series;
-    series->setPen(pen);
-    series->setPointsVisible(style.markers);
-    if (style.markers) {
-        series->setMarkerSize(marker_size);
-        series->setBrush(style.colour);
+    if (QLineSeries* series = item.legend_series) {
+        series->setPen(pen);
+        series->setPointsVisible(style.markers);
+        if (style.markers) {
+            series->setMarkerSize(marker_size);
+            series->setBrush(style.colour);
+        }
+        series->setName(item.legend);
     }
-    series->setName(item.legend);
-    for (QLegendMarker* marker : chart_->legend()->markers(series))
-        marker->setVisible(!item.legend.isEmpty());
     touch(item);
 }
 
@@ -607,8 +616,10 @@ void QtChartsSurface::removeSeries(const QString& key) {
         return;
     Entry& item = found->second;
     layerOf(item)->update();
-    chart_->removeSeries(item.legend_series);
-    delete item.legend_series;
+    if (item.legend_series != nullptr) {
+        chart_->removeSeries(item.legend_series);
+        delete item.legend_series;
+    }
     std::erase(order_, &item);
     entries_.erase(found);
 }
@@ -628,6 +639,13 @@ bool QtChartsSurface::hasSeries(const QString& key) const {
 QList<QPointF> QtChartsSurface::seriesPoints(const QString& key) const {
     const auto found = entries_.find(key);
     return found == entries_.end() ? QList<QPointF>() : found->second.shown;
+}
+
+std::optional<SeriesStyle> QtChartsSurface::seriesStyle(const QString& key) const {
+    const auto found = entries_.find(key);
+    if (found == entries_.end())
+        return std::nullopt;
+    return found->second.style;
 }
 
 void QtChartsSurface::setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) {

@@ -27,9 +27,8 @@ namespace scalelab {
 // column as they paint, draw wide pens segment by segment, and keep the curves that did not change
 // in the last batch in a cached picture, so a live redraw repaints only the run that moved.
 //
-// Every series still has a QLineSeries in the chart, holding no points, for its legend entry
-// (hidden when the legend name is empty); its objectName is the series key and its pen the
-// series' colour, width and dash, so tests can find a series in the QChart.
+// A series with a legend name also has a QLineSeries in the chart, holding no points, for its
+// legend entry; its objectName is the series key and its pen the series' colour, width and dash.
 class QtChartsSurface final : public ChartSurface {
   public:
     explicit QtChartsSurface(QWidget* parent = nullptr);
@@ -52,6 +51,7 @@ class QtChartsSurface final : public ChartSurface {
     void clearSeries() override;
     bool hasSeries(const QString& key) const override;
     QList<QPointF> seriesPoints(const QString& key) const override;
+    std::optional<SeriesStyle> seriesStyle(const QString& key) const override;
     void setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) override;
     void setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) override;
     void setLabel(const QString& key, QPointF at, const QString& text,
@@ -75,7 +75,8 @@ class QtChartsSurface final : public ChartSurface {
         bool empty() const { return min_x > max_x; }
     };
     struct Entry {
-        QLineSeries* legend_series = nullptr;  // owned by the chart; holds no points
+        QString key;
+        QLineSeries* legend_series = nullptr;  // while `legend` is not empty; holds no points
         QString legend;
         QList<QPointF> points;  // as given (a line's ends are set by fitAxes)
         QList<QPointF> shown;   // the points the axes can show

@@ -16,6 +16,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "allocator_policy.h"
 #include "cli/exit_codes.h"
 #include "cli/train_command.h"
 #include "data/load.h"
@@ -87,6 +88,7 @@ std::optional<QString> train_planned(const SoakRun& run, int number, const QStri
 }  // namespace
 
 int main(int argc, char** argv) {
+    scalelab::return_large_blocks_to_the_system();
     QCoreApplication app(argc, argv);
     const std::optional<scalelab::SoakOptions> options = scalelab::parse_soak_options(
         app, QStringLiteral("Trains a queue of short runs through the CLI's training path in one "

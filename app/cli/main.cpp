@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "allocator_policy.h"
 #include "cli/bench_command.h"
+#include "cli/devices_command.h"
 #include "cli/exit_codes.h"
 #include "cli/lesson_command.h"
 #include "cli/report_problems.h"
@@ -25,6 +27,7 @@ constexpr const char* usage =
     "                                    measure the all-reduce between CPU devices (GB/s)\n"
     "  scalelab-cli lesson list|run [flags]\n"
     "                                    list the classroom lessons, or run one\n"
+    "  scalelab-cli devices              the GPUs and CPU cores runs can use here\n"
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"
@@ -37,6 +40,7 @@ constexpr const char* usage =
 }  // namespace
 
 int main(int argc, char** argv) {
+    scalelab::return_large_blocks_to_the_system();
     using namespace scalelab::cli;
     const std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) {
@@ -62,12 +66,15 @@ int main(int argc, char** argv) {
             return run_bench_command(rest);
         if (command == "lesson")
             return run_lesson_command(rest);
+        if (command == "devices")
+            return run_devices_command(rest);
     } catch (const std::exception& error) {
         // The engine reports what a user can fix as scalelab::Error, handled in the commands;
         // anything reaching here is a bug or the machine (out of memory), not bad input.
         std::fprintf(stderr, "scalelab-cli: internal error: %s\n", error.what());
         return exit_failed;
     }
-    return report_problems({"unknown command '" + command + "': use train, runs, bench or lesson"},
-                           "scalelab-cli --help");
+    return report_problems(
+        {"unknown command '" + command + "': use train, runs, bench, lesson or devices"},
+        "scalelab-cli --help");
 }

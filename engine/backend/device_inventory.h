@@ -11,10 +11,15 @@ struct GpuDescription {
     int index = 0;
     std::string name;
     std::uint64_t memory_bytes = 0;
+    int compute_major = 0;  // compute capability, major.minor (8.0 for an A100)
+    int compute_minor = 0;
+    // Indices of the GPUs whose memory it can access directly. With {}, GCC's
+    // -Wmissing-field-initializers lets aggregate initialisations that end before it be.
+    std::vector<int> peers{};
 };
 
-// What a run can use on this machine: the GPUs (none until the CUDA backend is built in), and
-// otherwise CPU devices, worker threads that share the machine's cores.
+// What a run can use on this machine: the GPUs (found by the CUDA backend, where it is built
+// in), and otherwise CPU devices, worker threads that share the machine's cores.
 struct DeviceInventory {
     std::vector<GpuDescription> gpus;
     int cpu_cores = 1;

@@ -12,37 +12,16 @@
 
 #include <memory>
 
+#include "cli_process.h"
 #include "run_store.h"
 
 using scalelab::RunState;
 using scalelab::RunStore;
 
+using scalelab::testing::CliResult;
+using scalelab::testing::run_cli;
+
 namespace {
-
-struct CliResult {
-    int exit_code = -1;
-    bool crashed = false;
-    QString out;
-    QString err;
-};
-
-CliResult run_cli(const QStringList& args, int timeout_ms = 120'000) {
-    QProcess process;
-    process.start(SCALELAB_CLI_PATH, args);
-    process.closeWriteChannel();  // stdin: an empty pipe, not a terminal
-    CliResult result;
-    if (!process.waitForFinished(timeout_ms)) {
-        process.kill();
-        process.waitForFinished();
-        result.err = "timed out";
-        return result;
-    }
-    result.crashed = process.exitStatus() == QProcess::CrashExit;
-    result.exit_code = process.exitCode();
-    result.out = QString::fromUtf8(process.readAllStandardOutput());
-    result.err = QString::fromUtf8(process.readAllStandardError());
-    return result;
-}
 
 // The rows of a --metrics-out file; an unparseable line becomes an empty object.
 QList<QJsonObject> read_rows(const QString& path) {

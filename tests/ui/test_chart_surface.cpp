@@ -48,8 +48,10 @@ std::pair<qreal, qreal> y_range(ChartSurface& surface) {
 // shows them) from the event loop.
 bool legend_shows(ChartSurface& surface, const QString& key) {
     QCoreApplication::processEvents();
-    const QList<QLegendMarker*> markers =
-        chart_of(surface)->legend()->markers(find_series(surface, key));
+    QLineSeries* series = find_series(surface, key);
+    if (series == nullptr)  // markers(nullptr) would be every marker
+        return false;
+    const QList<QLegendMarker*> markers = chart_of(surface)->legend()->markers(series);
     return !markers.isEmpty() && markers.front()->isVisible();
 }
 
@@ -134,10 +136,14 @@ class TestChartSurface : public QObject {
         QVERIFY(surface_->hasSeries(QStringLiteral("note")));
         QCOMPARE(surface_->seriesPoints(QStringLiteral("note")), QList<QPointF>({{4.0, 0.3}}));
         QVERIFY(!legend_shows(*surface_, QStringLiteral("note")));
+        // Nothing in the legend, so no Qt Charts series either: only what is drawn.
+        QVERIFY(find_series(*surface_, QStringLiteral("note")) == nullptr);
+        QCOMPARE(surface_->seriesStyle(QStringLiteral("note"))->colour, label_style().colour);
 
         surface_->removeSeries(QStringLiteral("note"));
         QVERIFY(!surface_->hasSeries(QStringLiteral("note")));
         QVERIFY(surface_->seriesPoints(QStringLiteral("note")).isEmpty());
+        QVERIFY(!surface_->seriesStyle(QStringLiteral("note")).has_value());
     }
 
     void aKeyChangesKind() {
@@ -155,6 +161,7 @@ class TestChartSurface : public QObject {
         surface_->fitAxes();
         QCOMPARE(surface_->seriesPoints(QStringLiteral("key")).size(), 2);
         QVERIFY(!legend_shows(*surface_, QStringLiteral("key")));
+        QVERIFY(find_series(*surface_, QStringLiteral("key")) == nullptr);
     }
 
     void logXLeavesOutPointsAtOrBelowZero() {

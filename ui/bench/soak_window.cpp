@@ -18,6 +18,7 @@
 #include <set>
 #include <vector>
 
+#include "allocator_policy.h"
 #include "backend/device_inventory.h"
 #include "chart_grid.h"
 #include "main_window.h"
@@ -53,6 +54,7 @@ double heap_held_for_shown_runs_mib(RunCollection& runs, scalelab::MainWindow& w
 }  // namespace
 
 int main(int argc, char** argv) {
+    scalelab::return_large_blocks_to_the_system();
     QApplication app(argc, argv);
     const std::optional<scalelab::SoakOptions> options = scalelab::parse_soak_options(
         app, QStringLiteral("Queues short runs in the window (offscreen) and checks their ends, "

@@ -5,22 +5,10 @@
 
 #include "comm/allreduce_benchmark.h"
 #include "error.h"
+#include "sanitizers.h"
 
 using namespace scalelab;
 using namespace scalelab::comm;
-
-namespace {
-
-// GCC names its sanitizers with macros, clang 14 only through __has_feature.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool sanitizers_abort_in_new = true;
-#elif defined(__has_feature)
-constexpr bool sanitizers_abort_in_new = __has_feature(address_sanitizer);
-#else
-constexpr bool sanitizers_abort_in_new = false;
-#endif
-
-}  // namespace
 
 class TestAllReduceBenchmark : public QObject {
     Q_OBJECT
@@ -62,7 +50,7 @@ class TestAllReduceBenchmark : public QObject {
 
     // More than the memory can hold: OutOfMemory, saying what to ask for instead.
     void buffers_that_do_not_fit_are_out_of_memory() {
-        if (sanitizers_abort_in_new)
+        if (scalelab::testing::sanitizer_allocator)
             QSKIP("the sanitizers' operator new aborts on an impossible size instead of throwing");
         const std::size_t bytes = std::size_t(1) << 62;  // more than any address space
         try {

@@ -1,0 +1,24 @@
+#include "backend/cuda/cuda_error.h"
+
+#include <string>
+
+namespace scalelab::cuda {
+
+namespace {
+
+Error call_failed(bool out_of_memory, std::string_view call, const std::string& what) {
+    std::string message = std::string(call) + " failed: " + what;
+    if (out_of_memory)
+        return Error(ErrorKind::OutOfMemory, message + ": use a smaller batch or model");
+    return Error(ErrorKind::Internal, message);
+}
+
+}  // namespace
+
+Error cuda_error(cudaError_t status, std::string_view call) {
+    return call_failed(
+        status == cudaErrorMemoryAllocation, call,
+        std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")");
+}
+
+}  // namespace scalelab::cuda

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <string_view>
+
+#include "error.h"
+
+namespace scalelab::cuda {
+
+// The engine error for a failed call of the CUDA runtime: OutOfMemory when memory ran out,
+// Internal otherwise. The message names `call` and gives the runtime's own words, e.g.
+// "cudaMalloc failed: out of memory (cudaErrorMemoryAllocation)".
+Error cuda_error(cudaError_t status, std::string_view call);
+
+// Throws the error above unless `status` is success:
+// check_cuda(cudaMalloc(&p, bytes), "cudaMalloc").
+inline void check_cuda(cudaError_t status, std::string_view call) {
+    if (status != cudaSuccess)
+        throw cuda_error(status, call);
+}
+
+}  // namespace scalelab::cuda

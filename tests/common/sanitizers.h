@@ -1,0 +1,17 @@
+#pragma once
+
+namespace scalelab::testing {
+
+// Whether this program was built with AddressSanitizer or ThreadSanitizer, whose allocators
+// replace the C library's. GCC names its sanitizers with macros, clang 14 only through
+// __has_feature.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool sanitizer_allocator = true;
+#elif defined(__has_feature)
+inline constexpr bool sanitizer_allocator =
+    __has_feature(address_sanitizer) || __has_feature(thread_sanitizer);
+#else
+inline constexpr bool sanitizer_allocator = false;
+#endif
+
+}  // namespace scalelab::testing
