@@ -59,6 +59,9 @@ class ChartSurface {
     virtual QList<QPointF> seriesPoints(const QString& key) const = 0;
     // The style series `key` (or line, or label) is drawn in; nothing when there is no such key.
     virtual std::optional<SeriesStyle> seriesStyle(const QString& key) const = 0;
+    // The name the legend lists for series `key`; empty when it is not listed or there is no such
+    // key.
+    virtual QString seriesLegend(const QString& key) const = 0;
     // A vertical line at `x` across the whole height of the plot (the end of warm-up). Shares
     // the keys of setSeries: removeSeries and hasSeries take it too. It never has a legend entry,
     // and fitAxes() includes its x but not the y range it spans.

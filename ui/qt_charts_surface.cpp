@@ -7,8 +7,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
-#include <QLegendMarker>
-#include <QLineSeries>
+#include <QLegend>
 #include <QLogValueAxis>
 #include <QPaintEngine>
 #include <QPainter>
@@ -19,6 +18,7 @@
 #include <cmath>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace scalelab {
 
@@ -29,9 +29,17 @@ constexpr qreal marker_size = 7.0;
 constexpr qreal y_margin = 0.05;  // of the data's span, above and below
 const QMarginsF edge_margin(marker_size / 2 + 1, marker_size / 2 + 1, marker_size / 2 + 1,
                             marker_size / 2 + 1);
-// Above the chart's grid and axes (Qt Charts draws its own series at about 4), below the legend.
+// Above the chart's grid and axes (Qt Charts draws its own series at about 4).
 constexpr qreal curves_z = 5.0;
 constexpr qreal labels_z = 5.5;
+constexpr qreal legend_z = 6.0;
+constexpr int frame_margin = 6;  // around the chart's title, axes and legend
+// The legend's rows under the plot are at most this many, taking at most this share of the
+// chart's height; where they would be more, the names go in a column at the right of the plot,
+// elided to the other share of the chart's width.
+constexpr std::size_t legend_max_rows = 3;
+constexpr qreal legend_rows_share = 0.25;
+constexpr qreal legend_name_share = 0.4;
 constexpr qreal label_padding = 3.0;  // between a label's text and the edge of its box
 const QColor light_background = Qt::white;
 const QColor dark_background(0x2b, 0x2d, 0x31);  // the dark theme's window colour
@@ -169,6 +177,37 @@ QColor blend(const QColor& colour, const QColor& background, int alpha) {
                             float(colour.greenF() * a + background.greenF() * (1 - a)),
                             float(colour.blueF() * a + background.blueF() * (1 - a)));
 }
+
+// The pen a series is drawn with on `background`.
+QPen series_pen(const SeriesStyle& style, const QColor& background) {
+    QPen pen(style.faint ? blend(style.colour, background, faint_alpha) : style.colour,
+             style.faint ? 1.0 : style.width);
+    pen.setStyle(style.dashed ? Qt::DashLine : Qt::SolidLine);
+    return pen;
+}
+
+// The dot of a marked point, ringed in the background's colour to stand out from the lines.
+void draw_marker(QPainter& painter, QPointF centre, const QColor& colour,
+                 const QColor& background) {
+    const qreal radius = marker_size / 2;
+    painter.setPen(QPen(background, 1.0));
+    painter.setBrush(colour);
+    painter.drawEllipse(centre, radius, radius);
+}
+
+// The sizes of the legend's parts, from its font.
+struct LegendMetrics {
+    explicit LegendMetrics(const QFont& font)
+        : text(font), line(text.height()), sample(1.5 * line), gap(0.5 * line) {}
+
+    // An entry's width: its sample line, the gap and its name.
+    qreal width(qreal name) const { return sample + gap + name; }
+
+    QFontMetricsF text;
+    qreal line;    // a row's height
+    qreal sample;  // the sample line's length
+    qreal gap;     // between the sample and the name; twice that between two entries of a row
+};
 
 // Data to plot-area coordinates.
 class PlotMapping {
@@ -324,10 +363,8 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
         if (entry.shown.isEmpty())
             return;
         const SeriesStyle& style = entry.style;
-        const QColor colour =
-            style.faint ? blend(style.colour, surface_.background(), faint_alpha) : style.colour;
-        const qreal width = style.faint ? 1.0 : style.width;
-        const bool wide = width > 1.0;
+        const QPen pen = series_pen(style, surface_.background());
+        const bool wide = pen.widthF() > 1.0;
         // A wide line covers two pixel columns: thinning to two points per two columns hides
         // nothing it would show.
         thin_to_columns(entry.shown, mapping, (wide ? 2.0 : 1.0) / device_scale, polygon_);
@@ -336,8 +373,6 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
         // Faint raw lines are one pixel wide and pre-blended: aliased they look the same and
         // cost a fraction of the antialiased stroke.
         painter.setRenderHint(QPainter::Antialiasing, !style.faint);
-        QPen pen(colour, width);
-        pen.setStyle(style.dashed ? Qt::DashLine : Qt::SolidLine);
         painter.setPen(pen);
         painter.setBrush(Qt::NoBrush);
         if (polygon_.size() == 1) {
@@ -355,7 +390,7 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
 
         if (style.markers)
             for (const QPointF& value : entry.shown)  // every one, thinned or not
-                drawMarker(painter, mapping.map(value), style.colour);
+                draw_marker(painter, mapping.map(value), style.colour, surface_.background());
     }
 
     // The text goes in a box of the background's colour beside the dot: on its right, or on its
@@ -367,7 +402,7 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
         const QPointF dot = mapping.map(entry.shown.front());
         const QColor colour = entry.style.colour;
         if (!entry.text.isEmpty()) {
-            const QFont font = surface_.chart_->legend()->font();
+            const QFont& font = surface_.legend_font_;
             const QFontMetricsF metrics(font, painter.device());
             const QString text =
                 metrics.elidedText(entry.text, Qt::ElideRight, area_.width() - 2 * label_padding);
@@ -388,14 +423,7 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
             painter.setPen(colour);
             painter.drawText(box, Qt::AlignCenter, text);
         }
-        drawMarker(painter, dot, colour);
-    }
-
-    void drawMarker(QPainter& painter, QPointF centre, const QColor& colour) {
-        const qreal radius = marker_size / 2;
-        painter.setPen(QPen(surface_.background(), 1.0));
-        painter.setBrush(colour);
-        painter.drawEllipse(centre, radius, radius);
+        draw_marker(painter, dot, colour, surface_.background());
     }
 
     const QtChartsSurface& surface_;
@@ -405,30 +433,89 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
     QList<QLineF> segments_;  // reused from paint to paint
 };
 
+// Draws the legend as QtChartsSurface::placeLegend() lays it out: for each named entry a sample
+// of its line, then its name in the colour of the axes' labels.
+class QtChartsSurface::LegendLayer : public QGraphicsItem {
+  public:
+    struct Item {
+        QString name;  // as shown: elided where it would not fit
+        SeriesStyle style;
+        QLineF sample;
+        QRectF name_box;
+
+        bool operator==(const Item&) const = default;
+    };
+
+    LegendLayer(const QtChartsSurface& surface, QGraphicsItem* parent)
+        : QGraphicsItem(parent), surface_(surface) {
+        setZValue(legend_z);
+        setAcceptedMouseButtons(Qt::NoButton);
+    }
+
+    void setItems(std::vector<Item> items) {
+        if (items == items_)
+            return;
+        QRectF bounds;
+        for (const Item& item : items)
+            bounds |= QRectF(item.sample.p1(), item.name_box.bottomRight())
+                          .normalized()
+                          .marginsAdded(edge_margin);
+        if (bounds != bounds_) {
+            prepareGeometryChange();
+            bounds_ = bounds;
+        }
+        items_ = std::move(items);
+        update();
+    }
+
+    QRectF boundingRect() const override { return bounds_; }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
+        const QColor background = surface_.background();
+        painter->save();
+        painter->setRenderHint(QPainter::Antialiasing);
+        painter->setFont(surface_.legend_font_);
+        for (const Item& item : items_) {
+            painter->setPen(series_pen(item.style, background));
+            painter->drawLine(item.sample);
+            if (item.style.markers)
+                draw_marker(*painter, item.sample.center(), item.style.colour, background);
+            painter->setPen(surface_.textColour());
+            painter->drawText(item.name_box, Qt::AlignLeft | Qt::AlignVCenter, item.name);
+        }
+        painter->restore();
+    }
+
+  private:
+    const QtChartsSurface& surface_;
+    std::vector<Item> items_;
+    QRectF bounds_;
+};
+
 QtChartsSurface::QtChartsSurface(QWidget* parent) {
     chart_ = new QChart;
     // Animations would replay on every live redraw and keep the event loop busy.
     chart_->setAnimationOptions(QChart::NoAnimation);
-    chart_->setMargins(QMargins(6, 6, 6, 6));
+    chart_->setMargins(QMargins(frame_margin, frame_margin, frame_margin, frame_margin));
     chart_->layout()->setContentsMargins(0, 0, 0, 0);
-    chart_->legend()->setAlignment(Qt::AlignBottom);
-    chart_->legend()->setMarkerShape(QLegend::MarkerShapeFromSeries);
+    chart_->legend()->hide();
     applyBackground();
-
-    useAxis(Qt::Horizontal, make_value_axis());
-    useAxis(Qt::Vertical, make_value_axis());
-    applyFonts();
 
     settled_ = new PlotLayer(*this, PlotLayer::Draws::SettledCurves, chart_);
     // Repainted only when a curve settles in it or the axes move.
     settled_->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
     fresh_ = new PlotLayer(*this, PlotLayer::Draws::FreshCurves, chart_);
     labels_ = new PlotLayer(*this, PlotLayer::Draws::Labels, chart_);
+    legend_ = new LegendLayer(*this, chart_);
+    // A new plot area follows any change of the chart's size or margins.
     QObject::connect(chart_, &QChart::plotAreaChanged, chart_, [this](const QRectF& area) {
         for (PlotLayer* layer : {settled_, fresh_, labels_})
             layer->setArea(area);
+        placeLegend();
     });
-    QObject::connect(chart_, &QGraphicsWidget::geometryChanged, chart_, [this] { placeLegend(); });
+    useAxis(Qt::Horizontal, make_value_axis());
+    useAxis(Qt::Vertical, make_value_axis());
+    applyFonts();
 
     view_ = new QChartView(chart_, parent);
     view_->setRenderHint(QPainter::Antialiasing);
@@ -476,7 +563,6 @@ void QtChartsSurface::setLogY(bool log) {
     fitAxes();
 }
 
-// Attaches every series to `axis`.
 void QtChartsSurface::useAxis(Qt::Orientation orientation, QAbstractAxis* axis) {
     QAbstractAxis*& used = orientation == Qt::Horizontal ? x_axis_ : y_axis_;
     if (used != nullptr) {
@@ -486,9 +572,6 @@ void QtChartsSurface::useAxis(Qt::Orientation orientation, QAbstractAxis* axis) 
     }
     used = axis;
     chart_->addAxis(used, orientation == Qt::Horizontal ? Qt::AlignBottom : Qt::AlignLeft);
-    for (Entry* item : order_)
-        if (item->legend_series != nullptr)
-            item->legend_series->attachAxis(used);
 }
 
 QtChartsSurface::Entry& QtChartsSurface::entry(const QString& key, const SeriesStyle& style) {
@@ -496,36 +579,15 @@ QtChartsSurface::Entry& QtChartsSurface::entry(const QString& key, const SeriesS
     if (found != entries_.end()) {
         if (!(found->second.style == style)) {
             found->second.style = style;
-            applyStyle(found->second);
+            touch(found->second);
         }
         return found->second;
     }
     Entry& item = entries_[key];
-    item.key = key;
     item.style = style;
     order_.push_back(&item);
     touch(item);
     return item;
-}
-
-// A named entry gets a QLineSeries for its legend entry; one without a name has none, since
-// each series costs Qt Charts a graphics item and a legend marker (kilobytes per run and chart).
-void QtChartsSurface::setLegend(Entry& item, const QString& legend) {
-    if (item.legend == legend)
-        return;
-    item.legend = legend;
-    if (legend.isEmpty() && item.legend_series != nullptr) {
-        chart_->removeSeries(item.legend_series);
-        delete item.legend_series;
-        item.legend_series = nullptr;
-    } else if (!legend.isEmpty() && item.legend_series == nullptr) {
-        item.legend_series = new QLineSeries;
-        item.legend_series->setObjectName(item.key);
-        chart_->addSeries(item.legend_series);
-        item.legend_series->attachAxis(x_axis_);
-        item.legend_series->attachAxis(y_axis_);
-    }
-    applyStyle(item);
 }
 
 // Makes `item` a `kind` of entry; the layer that drew it as another kind draws it no more.
@@ -542,33 +604,11 @@ QtChartsSurface::PlotLayer* QtChartsSurface::layerOf(const Entry& item) const {
     return item.fresh ? fresh_ : settled_;
 }
 
-void QtChartsSurface::applyStyle(Entry& item) {
-    const SeriesStyle& style = item.style;
-    QColor colour = style.colour;
-    qreal width = style.width;
-    if (style.faint) {
-        colour.setAlpha(faint_alpha);
-        width = 1.0;
-    }
-    QPen pen(colour, width);
-    pen.setStyle(style.dashed ? Qt::DashLine : Qt::SolidLine);
-    if (QLineSeries* series = item.legend_series) {
-        series->setPen(pen);
-        series->setPointsVisible(style.markers);
-        if (style.markers) {
-            series->setMarkerSize(marker_size);
-            series->setBrush(style.colour);
-        }
-        series->setName(item.legend);
-    }
-    touch(item);
-}
-
 void QtChartsSurface::setSeries(const QString& key, const QString& legend,
                                 const QList<QPointF>& points, const SeriesStyle& style) {
     Entry& item = entry(key, style);
     reshape(item, Kind::Curve);
-    setLegend(item, legend);
+    item.legend = legend;
     item.points = points;
     updateShown(item);
 }
@@ -616,20 +656,19 @@ void QtChartsSurface::removeSeries(const QString& key) {
         return;
     Entry& item = found->second;
     layerOf(item)->update();
-    if (item.legend_series != nullptr) {
-        chart_->removeSeries(item.legend_series);
-        delete item.legend_series;
-    }
+    const bool listed = !item.legend.isEmpty();
     std::erase(order_, &item);
     entries_.erase(found);
+    if (listed)
+        placeLegend();
 }
 
 void QtChartsSurface::clearSeries() {
-    chart_->removeAllSeries();
     order_.clear();
     entries_.clear();
     for (PlotLayer* layer : {settled_, fresh_, labels_})
         layer->update();
+    placeLegend();
 }
 
 bool QtChartsSurface::hasSeries(const QString& key) const {
@@ -648,10 +687,15 @@ std::optional<SeriesStyle> QtChartsSurface::seriesStyle(const QString& key) cons
     return found->second.style;
 }
 
+QString QtChartsSurface::seriesLegend(const QString& key) const {
+    const auto found = entries_.find(key);
+    return found == entries_.end() ? QString() : found->second.legend;
+}
+
 void QtChartsSurface::setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) {
     Entry& item = entry(key, style);
     reshape(item, Kind::VerticalLine);
-    setLegend(item, {});
+    item.legend.clear();
     item.line_at = x;
     placeLine(item);
 }
@@ -659,7 +703,7 @@ void QtChartsSurface::setVerticalLine(const QString& key, qreal x, const SeriesS
 void QtChartsSurface::setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) {
     Entry& item = entry(key, style);
     reshape(item, Kind::HorizontalLine);
-    setLegend(item, {});
+    item.legend.clear();
     item.line_at = y;
     placeLine(item);
 }
@@ -680,7 +724,7 @@ void QtChartsSurface::setLabel(const QString& key, QPointF at, const QString& te
                                const SeriesStyle& style) {
     Entry& item = entry(key, style);
     reshape(item, Kind::Label);
-    setLegend(item, {});
+    item.legend.clear();
     item.text = text;
     item.points = {at};
     updateShown(item);
@@ -746,18 +790,93 @@ void QtChartsSurface::fitAxes() {
     placeLegend();
 }
 
-// Under the plot while the names fit on one line there, else to its right, one name a line:
-// Qt Charts' legend never wraps, it elides the names until nothing of them is left.
+// Under the plot in centred rows while they take little of the chart's height; else at its
+// right, top-aligned, one name a line, elided to a share of the chart's width, and only as many
+// as fit above the chart's bottom. The chart's margins keep the room free, so the plot area
+// shrinks by it.
 void QtChartsSurface::placeLegend() {
-    const QFontMetricsF metrics(chart_->legend()->font());
-    qreal needed = 0;
-    for (const Entry* item : order_)
-        if (!item->legend.isEmpty())
-            needed += metrics.horizontalAdvance(item->legend) + 3 * metrics.height();
-    const Qt::Alignment wanted =
-        needed <= chart_->size().width() ? Qt::AlignBottom : Qt::AlignRight;
-    if (chart_->legend()->alignment() != wanted)
-        chart_->legend()->setAlignment(wanted);
+    const LegendMetrics metrics(legend_font_);
+    const QSizeF size = chart_->size();
+    const qreal width = size.width() - 2 * frame_margin;
+    std::vector<LegendLayer::Item> items;
+    qreal longest = 0;  // the longest name
+    for (const Entry* entry : order_) {
+        if (entry->legend.isEmpty())
+            continue;
+        const qreal name = metrics.text.horizontalAdvance(entry->legend);
+        longest = std::max(longest, name);
+        items.push_back({.name = entry->legend,
+                         .style = entry->style,
+                         .sample = QLineF(),
+                         .name_box = QRectF(0, 0, name, metrics.line)});
+    }
+    // Rows under the plot, filled in order: an entry that would not fit the width starts the next
+    // row, and a name wider than a row on its own is elided to it.
+    struct Row {
+        std::size_t first = 0;  // index in items
+        qreal width = 0;
+    };
+    std::vector<Row> rows;
+    const qreal widest_name = std::max<qreal>(0, width - metrics.width(0));
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const qreal entry = metrics.width(std::min(items[i].name_box.width(), widest_name));
+        if (rows.empty() || rows.back().width + 2 * metrics.gap + entry > width)
+            rows.push_back({.first = i, .width = entry});
+        else
+            rows.back().width += 2 * metrics.gap + entry;
+    }
+    const bool below = rows.size() <= legend_max_rows &&
+                       qreal(rows.size()) * metrics.line <= size.height() * legend_rows_share;
+    const qreal name_width = std::min(longest, size.width() * legend_name_share);
+    QMargins margins(frame_margin, frame_margin, frame_margin, frame_margin);
+    if (!items.empty()) {
+        if (below)
+            margins.setBottom(frame_margin +
+                              int(std::ceil(qreal(rows.size()) * metrics.line + metrics.gap)));
+        else
+            margins.setRight(frame_margin +
+                             int(std::ceil(2 * metrics.gap + metrics.width(name_width))));
+    }
+    if (chart_->margins() != margins)
+        chart_->setMargins(margins);
+
+    const QRectF plot = chart_->plotArea();
+    const auto place = [&metrics](LegendLayer::Item& item, QPointF at, qreal name_room) {
+        if (item.name_box.width() > name_room) {
+            item.name = metrics.text.elidedText(item.name, Qt::ElideRight, name_room);
+            item.name_box.setWidth(name_room);
+        }
+        const qreal middle = at.y() + metrics.line / 2;
+        item.sample = QLineF(at.x(), middle, at.x() + metrics.sample, middle);
+        item.name_box.moveTopLeft(at + QPointF(metrics.sample + metrics.gap, 0));
+    };
+    if (below) {
+        // Each row centred under the plot, as far as the chart's width allows.
+        for (std::size_t r = 0; r < rows.size(); ++r) {
+            const std::size_t end = r + 1 < rows.size() ? rows[r + 1].first : items.size();
+            QPointF at(std::clamp(plot.center().x() - rows[r].width / 2, qreal(frame_margin),
+                                  std::max<qreal>(frame_margin,
+                                                  size.width() - frame_margin - rows[r].width)),
+                       size.height() - frame_margin - qreal(rows.size() - r) * metrics.line);
+            for (std::size_t i = rows[r].first; i < end; ++i) {
+                place(items[i], at, widest_name);
+                at.rx() += metrics.width(items[i].name_box.width()) + 2 * metrics.gap;
+            }
+        }
+    } else {
+        QPointF at(size.width() - margins.right() + 2 * metrics.gap, plot.top());
+        std::size_t fitting = 0;
+        for (LegendLayer::Item& item : items) {
+            if (at.y() + metrics.line > size.height() - frame_margin)
+                break;
+            place(item, at, name_width);
+            item.name_box.setWidth(name_width);
+            at.ry() += metrics.line;
+            ++fitting;
+        }
+        items.resize(fitting);
+    }
+    legend_->setItems(std::move(items));
 }
 
 void QtChartsSurface::setDarkTheme(bool dark) {
@@ -766,9 +885,15 @@ void QtChartsSurface::setDarkTheme(bool dark) {
     chart_->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
     applyBackground();
     applyFonts();
+    // Faint colours are blended with the background.
     for (Entry* item : order_)
-        applyStyle(*item);
+        touch(*item);
     settled_->update();
+    legend_->update();  // its text takes the theme's colour
+}
+
+QColor QtChartsSurface::textColour() const {
+    return x_axis_->labelsBrush().color();
 }
 
 QColor QtChartsSurface::background() const {
@@ -791,7 +916,7 @@ void QtChartsSurface::setFontScale(qreal scale) {
 void QtChartsSurface::applyFonts() {
     const QFont base = QApplication::font();
     chart_->setTitleFont(scaled(base, 1.25 * font_scale_, true));
-    chart_->legend()->setFont(scaled(base, font_scale_));
+    legend_font_ = scaled(base, font_scale_);
     for (QAbstractAxis* axis : {x_axis_, y_axis_}) {
         axis->setLabelsFont(scaled(base, 0.95 * font_scale_));
         axis->setTitleFont(scaled(base, font_scale_));
@@ -805,12 +930,14 @@ void QtChartsSurface::render(QPainter& painter, const QRectF& target) {
     const QSizeF shown = chart_->size();
     settled_->setCacheMode(QGraphicsItem::NoCache);
     chart_->resize(target.size());
+    placeLegend();  // its room, for the new layout
     chart_->layout()->activate();
     painter.save();
     painter.setRenderHint(QPainter::Antialiasing);
     chart_->scene()->render(&painter, target, QRectF(chart_->pos(), target.size()));
     painter.restore();
     chart_->resize(shown);
+    placeLegend();
     chart_->layout()->activate();
     settled_->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
 }

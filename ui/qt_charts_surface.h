@@ -1,5 +1,6 @@
 #pragma once
 
+#include <QFont>
 #include <QPointer>
 
 #include <map>
@@ -11,7 +12,6 @@ QT_BEGIN_NAMESPACE
 class QAbstractAxis;
 class QChart;
 class QChartView;
-class QLineSeries;
 QT_END_NAMESPACE
 
 namespace scalelab {
@@ -19,7 +19,7 @@ namespace scalelab {
 // ChartSurface on Qt Charts: a QChartView (antialiased, no animations) with a QValueAxis or
 // QLogValueAxis for each of x and y, the title, and the legend at the bottom.
 //
-// Qt Charts lays out and draws the frame (axes, grid, labels, legend); the curves are drawn by
+// Qt Charts lays out and draws the frame (title, axes, grid); the curves are drawn by
 // two graphics items of this class inside the plot area, and the labels by a third above them. Qt
 // Charts' own QLineSeries recomputes an outline of every curve on each change (QPainterPathStroker,
 // for mouse hit tests) and strokes wide pens as one self-crossing path: with 20 runs of 2,000
@@ -27,8 +27,9 @@ namespace scalelab {
 // column as they paint, draw wide pens segment by segment, and keep the curves that did not change
 // in the last batch in a cached picture, so a live redraw repaints only the run that moved.
 //
-// A series with a legend name also has a QLineSeries in the chart, holding no points, for its
-// legend entry; its objectName is the series key and its pen the series' colour, width and dash.
+// The legend is a graphics item of this class too, in room kept free by the chart's margins: Qt
+// Charts' legend needs a QLineSeries per entry, and each series with its legend marker held about
+// 30 KiB (graphics items, a text document per marker), 15 MiB for a window showing 100 runs.
 class QtChartsSurface final : public ChartSurface {
   public:
     explicit QtChartsSurface(QWidget* parent = nullptr);
@@ -52,6 +53,7 @@ class QtChartsSurface final : public ChartSurface {
     bool hasSeries(const QString& key) const override;
     QList<QPointF> seriesPoints(const QString& key) const override;
     std::optional<SeriesStyle> seriesStyle(const QString& key) const override;
+    QString seriesLegend(const QString& key) const override;
     void setVerticalLine(const QString& key, qreal x, const SeriesStyle& style) override;
     void setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) override;
     void setLabel(const QString& key, QPointF at, const QString& text,
@@ -63,6 +65,7 @@ class QtChartsSurface final : public ChartSurface {
 
   private:
     class PlotLayer;
+    class LegendLayer;
 
     enum class Kind { Curve, VerticalLine, HorizontalLine, Label };
 
@@ -75,8 +78,6 @@ class QtChartsSurface final : public ChartSurface {
         bool empty() const { return min_x > max_x; }
     };
     struct Entry {
-        QString key;
-        QLineSeries* legend_series = nullptr;  // while `legend` is not empty; holds no points
         QString legend;
         QList<QPointF> points;  // as given (a line's ends are set by fitAxes)
         QList<QPointF> shown;   // the points the axes can show
@@ -99,9 +100,7 @@ class QtChartsSurface final : public ChartSurface {
     };
 
     Entry& entry(const QString& key, const SeriesStyle& style);
-    void setLegend(Entry& entry, const QString& legend);
     void reshape(Entry& entry, Kind kind);
-    void applyStyle(Entry& entry);
     // Sets a line's ends to span the axes' ranges.
     void placeLine(Entry& entry);
     PlotLayer* layerOf(const Entry& entry) const;
@@ -109,11 +108,14 @@ class QtChartsSurface final : public ChartSurface {
     void updateShown(Entry& entry);
     void touch(Entry& entry);
     void applyFonts();
+    // Keeps room for the legend under the plot or at its right, and lays it out there.
     void placeLegend();
     void applyBackground();
     // Puts `axis` in place of the axis of `orientation` in use (deleted), keeping its title.
     void useAxis(Qt::Orientation orientation, QAbstractAxis* axis);
     QColor background() const;
+    // The text's colour in the current theme: the axes' labels'.
+    QColor textColour() const;
 
     QPointer<QChartView> view_;
     QChart* chart_ = nullptr;  // owned by view_
@@ -122,6 +124,8 @@ class QtChartsSurface final : public ChartSurface {
     PlotLayer* settled_ = nullptr;  // curves unchanged for a batch, cached; owned by chart_
     PlotLayer* fresh_ = nullptr;    // curves changed lately, drawn on each paint
     PlotLayer* labels_ = nullptr;   // labels, above every curve, drawn on each paint
+    LegendLayer* legend_ = nullptr;
+    QFont legend_font_;  // also the labels'
     bool log_x_ = false;
     bool log_y_ = false;
     bool dark_ = false;

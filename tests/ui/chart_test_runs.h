@@ -3,15 +3,11 @@
 // Prepared runs for the chart tests: started RunRecords with whole curves, built without
 // training anything; and the chart grid they are added to.
 
-#include <QChart>
-#include <QChartView>
-#include <QLineSeries>
 #include <QString>
 
 #include <cmath>
 
 #include "chart_grid.h"
-#include "chart_surface.h"
 #include "run_collection.h"
 #include "run_controller.h"
 #include "run_record.h"
@@ -61,16 +57,5 @@ struct ChartTestGrid {
     RunCollection runs{controller};
     ChartGrid grid{runs};
 };
-
-// The QLineSeries that stands for `key` in a ChartSurface's QChart (legend, colour, pen), or null.
-inline QLineSeries* find_series(ChartSurface& surface, const QString& key) {
-    auto* view = qobject_cast<QChartView*>(surface.widget());
-    if (view == nullptr)
-        return nullptr;
-    for (QAbstractSeries* series : view->chart()->series())
-        if (series->objectName() == key)
-            return qobject_cast<QLineSeries*>(series);
-    return nullptr;
-}
 
 }  // namespace scalelab::testing

@@ -2,7 +2,6 @@
 #include <QChart>
 #include <QChartView>
 #include <QImage>
-#include <QLegendMarker>
 #include <QLogValueAxis>
 #include <QPainter>
 #include <QSvgGenerator>
@@ -12,12 +11,10 @@
 #include <memory>
 
 #include "chart_surface.h"
-#include "chart_test_runs.h"
 
 using scalelab::ChartSurface;
 using scalelab::make_chart_surface;
 using scalelab::SeriesStyle;
-using scalelab::testing::find_series;
 
 namespace {
 
@@ -44,17 +41,6 @@ std::pair<qreal, qreal> y_range(ChartSurface& surface) {
     return range_of(chart_of(surface)->axes(Qt::Vertical).front());
 }
 
-// Whether the legend shows the series of `key`. The legend lays its markers out (and only then
-// shows them) from the event loop.
-bool legend_shows(ChartSurface& surface, const QString& key) {
-    QCoreApplication::processEvents();
-    QLineSeries* series = find_series(surface, key);
-    if (series == nullptr)  // markers(nullptr) would be every marker
-        return false;
-    const QList<QLegendMarker*> markers = chart_of(surface)->legend()->markers(series);
-    return !markers.isEmpty() && markers.front()->isVisible();
-}
-
 // The chart rendered as for a PNG export.
 QImage rendered(ChartSurface& surface) {
     QImage image(chart_size, QImage::Format_ARGB32);
@@ -71,6 +57,18 @@ bool near(QColor pixel, QColor colour) {
 }
 
 // The pixels close to `colour`, and the smallest rectangle around them.
+// The plot area once the chart has laid itself out again (from the event loop), after adding
+// `runs` blue curves named `name` with %1 their number.
+QRectF laid_out_plot(ChartSurface& surface, int runs = 0, const QString& name = {}) {
+    const SeriesStyle blue{
+        .colour = Qt::blue, .width = 2.0, .faint = false, .dashed = false, .markers = false};
+    for (int i = 0; i < runs; ++i)
+        surface.setSeries(QStringLiteral("run %1").arg(i), name.arg(i), {{1.0, 0.5}}, blue);
+    surface.fitAxes();
+    QCoreApplication::processEvents();
+    return chart_of(surface)->plotArea();
+}
+
 struct ColourFound {
     int count = 0;
     QRect bounds;
@@ -122,7 +120,7 @@ class TestChartSurface : public QObject {
         const auto [min_x, max_x] = x_range(*surface_);
         QCOMPARE(surface_->seriesPoints(QStringLiteral("batch")),
                  QList<QPointF>({{min_x, 0.5}, {max_x, 0.5}}));
-        QVERIFY(!legend_shows(*surface_, QStringLiteral("batch")));
+        QVERIFY(surface_->seriesLegend(QStringLiteral("batch")).isEmpty());
 
         surface_->removeSeries(QStringLiteral("batch"));
         QVERIFY(!surface_->hasSeries(QStringLiteral("batch")));
@@ -135,9 +133,7 @@ class TestChartSurface : public QObject {
         surface_->fitAxes();
         QVERIFY(surface_->hasSeries(QStringLiteral("note")));
         QCOMPARE(surface_->seriesPoints(QStringLiteral("note")), QList<QPointF>({{4.0, 0.3}}));
-        QVERIFY(!legend_shows(*surface_, QStringLiteral("note")));
-        // Nothing in the legend, so no Qt Charts series either: only what is drawn.
-        QVERIFY(find_series(*surface_, QStringLiteral("note")) == nullptr);
+        QVERIFY(surface_->seriesLegend(QStringLiteral("note")).isEmpty());
         QCOMPARE(surface_->seriesStyle(QStringLiteral("note"))->colour, label_style().colour);
 
         surface_->removeSeries(QStringLiteral("note"));
@@ -154,14 +150,13 @@ class TestChartSurface : public QObject {
         surface_->fitAxes();
         QCOMPARE(surface_->seriesPoints(QStringLiteral("key")),
                  QList<QPointF>({{1.0, 0.1}, {2.0, 0.2}}));
-        QVERIFY(legend_shows(*surface_, QStringLiteral("key")));
+        QCOMPARE(surface_->seriesLegend(QStringLiteral("key")), QStringLiteral("now a curve"));
 
         // A line keeps out of the legend even where the key had an entry.
         surface_->setHorizontalLine(QStringLiteral("key"), 0.5, line_style());
         surface_->fitAxes();
         QCOMPARE(surface_->seriesPoints(QStringLiteral("key")).size(), 2);
-        QVERIFY(!legend_shows(*surface_, QStringLiteral("key")));
-        QVERIFY(find_series(*surface_, QStringLiteral("key")) == nullptr);
+        QVERIFY(surface_->seriesLegend(QStringLiteral("key")).isEmpty());
     }
 
     void logXLeavesOutPointsAtOrBelowZero() {
@@ -281,6 +276,74 @@ class TestChartSurface : public QObject {
                 if (image.pixelColor(x, y).lightness() > 200)
                     ++light;
         QCOMPARE(light, 0);
+    }
+
+    void legendIsDrawnBelowThePlot() {
+        const SeriesStyle red{
+            .colour = Qt::red, .width = 2.0, .faint = false, .dashed = false, .markers = false};
+        surface_->setSeries(QStringLiteral("curve"), QStringLiteral("a red run"),
+                            {{0.0, 0.0}, {10.0, 1.0}}, red);
+        surface_->fitAxes();
+        QCOMPARE(surface_->seriesLegend(QStringLiteral("curve")), QStringLiteral("a red run"));
+        QVERIFY(surface_->seriesLegend(QStringLiteral("no such key")).isEmpty());
+        const QImage image = rendered(*surface_);
+        // Under the plot, past the x axis' labels: only the legend draws there.
+        const QRect below(0, int(chart_of(*surface_)->plotArea().bottom()) + 10, chart_size.width(),
+                          chart_size.height());
+        const ColourFound sample = find_colour(image.copy(below), Qt::red);
+        QVERIFY2(sample.count > 10, qPrintable(QString::number(sample.count)));
+        // The name, in dark text, right of the sample.
+        int text = 0;
+        for (int y = sample.bounds.top() - 5; y <= sample.bounds.bottom() + 5; ++y)
+            for (int x = sample.bounds.right() + 1; x < sample.bounds.right() + 100; ++x)
+                if (image.pixelColor(x, below.top() + y).lightness() < 120)
+                    ++text;
+        QVERIFY2(text > 20, qPrintable(QString::number(text)));
+
+        surface_->setSeries(QStringLiteral("curve"), QString(), {{0.0, 0.0}, {10.0, 1.0}}, red);
+        surface_->fitAxes();
+        QVERIFY(surface_->seriesLegend(QStringLiteral("curve")).isEmpty());
+        // The plot grows into the room the legend took, but not down to the legend's row.
+        const QRect legend_row = sample.bounds.translated(below.topLeft()).adjusted(-5, -5, 5, 5);
+        QCOMPARE(find_colour(rendered(*surface_).copy(legend_row), Qt::red).count, 0);
+    }
+
+    // Names that do not fit one row under a 600 px chart wrap into a second row there, the plot
+    // keeping its width.
+    void namesWrapIntoRowsUnderThePlot() {
+        const QRectF one_name = laid_out_plot(*surface_);
+        const QRectF rows =
+            laid_out_plot(*surface_, 3, QStringLiteral("batch 2x256, lr 3.2, warm-up %1"));
+        QCOMPARE(rows.width(), one_name.width());
+        QVERIFY(rows.height() < one_name.height());
+
+        const QImage image = rendered(*surface_);
+        const QRect below(0, int(rows.bottom()) + 10, chart_size.width(), chart_size.height());
+        const ColourFound samples = find_colour(image.copy(below), Qt::blue);
+        QVERIFY2(samples.count > 10 * 3, qPrintable(QString::number(samples.count)));
+        // Two rows: samples one line apart.
+        const int line = QFontMetrics(QApplication::font()).height();
+        QVERIFY2(samples.bounds.height() > line / 2 && samples.bounds.height() < 3 * line,
+                 qPrintable(QString::number(samples.bounds.height())));
+    }
+
+    void manyLongNamesGoToTheRight() {
+        const QRectF one_name = laid_out_plot(*surface_);
+        const QRectF many_names =
+            laid_out_plot(*surface_, 12, QStringLiteral("a rather long name for run number %1"));
+        QVERIFY2(
+            many_names.width() < one_name.width() - 100,
+            qPrintable(
+                QStringLiteral("%1 wide, was %2").arg(many_names.width()).arg(one_name.width())));
+        // No row under the plot any more: it is taller.
+        QVERIFY(many_names.height() > one_name.height());
+
+        const QImage image = rendered(*surface_);
+        const QRect right(int(many_names.right()) + 5, 0, chart_size.width(), chart_size.height());
+        const ColourFound samples = find_colour(image.copy(right), Qt::blue);
+        QVERIFY2(samples.count > 10 * 12, qPrintable(QString::number(samples.count)));
+        // One a line, from the top of the plot down.
+        QVERIFY(samples.bounds.height() > 8 * QFontMetrics(QApplication::font()).height());
     }
 
     void labelIsInTheSvgExport() {

@@ -3,7 +3,6 @@
 #include <QFile>
 #include <QImage>
 #include <QLineEdit>
-#include <QLineSeries>
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -16,7 +15,6 @@
 
 #include "chart_grid.h"
 #include "chart_surface.h"
-#include "chart_test_runs.h"
 #include "experiment_form.h"
 #include "export_dialog.h"
 #include "log_pane.h"
@@ -29,7 +27,6 @@
 
 using namespace scalelab;
 using scalelab::testing::endless_synthetic_run;
-using scalelab::testing::find_series;
 using scalelab::testing::on_next_dialog;
 using scalelab::testing::short_synthetic_run;
 using scalelab::testing::two_cpu_cores;
@@ -44,9 +41,10 @@ bool all_ended(const RunCollection& runs) {
     return !runs.ids().empty();
 }
 
-// The drawn (smoothed) line of a run on a chart, or null while it is not drawn.
-QLineSeries* run_curve(ChartSurface& chart, int id) {
-    return find_series(chart, ChartGrid::seriesKey(id, SeriesPart::Curve));
+// The name the chart's legend lists a run's drawn (smoothed) line under; empty while it is not
+// drawn.
+QString run_legend(ChartSurface& chart, int id) {
+    return chart.seriesLegend(ChartGrid::seriesKey(id, SeriesPart::Curve));
 }
 
 // Answers the next question box with `button` once it appears.
@@ -93,11 +91,9 @@ class TestMainWindow : public QObject {
         ChartSurface& loss = app_->window.charts().chart(ChartKind::TrainLoss);
         QTRY_COMPARE_WITH_TIMEOUT(
             loss.seriesPoints(ChartGrid::seriesKey(id, SeriesPart::Curve)).size(), 8, 5000);
-        QLineSeries* curve = run_curve(loss, id);
-        QVERIFY(curve != nullptr);
-        QCOMPARE(curve->name(), name);  // the legend names the run
+        QCOMPARE(run_legend(loss, id), name);
         QTRY_VERIFY_WITH_TIMEOUT(
-            run_curve(app_->window.charts().chart(ChartKind::ValAccuracy), id) != nullptr, 5000);
+            !run_legend(app_->window.charts().chart(ChartKind::ValAccuracy), id).isEmpty(), 5000);
 
         RunTableModel& table = app_->window.tableModel();
         QCOMPARE(table.rowCount(), 1);
@@ -125,8 +121,11 @@ class TestMainWindow : public QObject {
         const int first_id = app_->runs.ids()[0];
         const int second_id = app_->runs.ids()[1];
         QTRY_VERIFY_WITH_TIMEOUT(
-            run_curve(loss, first_id) != nullptr && run_curve(loss, second_id) != nullptr, 5000);
-        QVERIFY(run_curve(loss, first_id)->color() != run_curve(loss, second_id)->color());
+            !run_legend(loss, first_id).isEmpty() && !run_legend(loss, second_id).isEmpty(), 5000);
+        const auto curve_colour = [&loss](int id) {
+            return loss.seriesStyle(ChartGrid::seriesKey(id, SeriesPart::Curve))->colour;
+        };
+        QVERIFY(curve_colour(first_id) != curve_colour(second_id));
     }
 
     void aQueuedSweepOfThreeRunsRunsInOrder() {

@@ -3,7 +3,6 @@
 #include <QtTest>
 
 #include "../app/run_fixtures.h"
-#include "chart_test_runs.h"
 #include "run_collection.h"
 #include "run_controller.h"
 #include "run_palette.h"
@@ -14,7 +13,6 @@ using scalelab::RunController;
 using scalelab::RunRecord;
 using scalelab::RunState;
 using scalelab::StepsToTargetView;
-using scalelab::testing::find_series;
 using scalelab::testing::fixture_run;
 using scalelab::testing::fixture_spec;
 
@@ -86,11 +84,11 @@ class TestStepsToTargetView : public QObject {
                  QList<QPointF>({{128.0, 5120.0}, {256.0, 5120.0}, {512.0, 5120.0}}));
 
         // Each run's point in its colour, named in the legend.
-        const QLineSeries* series =
-            find_series(view_->stepsChart(), StepsToTargetView::runKey(b256));
-        QVERIFY(series != nullptr);
-        QCOMPARE(series->name(), QStringLiteral("b256"));
-        QCOMPARE(series->pen().color(), scalelab::run_colour(runs_->find(b256)->colour));
+        const QString key = StepsToTargetView::runKey(b256);
+        QCOMPARE(view_->stepsChart().seriesLegend(key), QStringLiteral("b256"));
+        const auto style = view_->stepsChart().seriesStyle(key);
+        QVERIFY(style.has_value());
+        QCOMPARE(style->colour, scalelab::run_colour(runs_->find(b256)->colour));
         QVERIFY(view_->stepsChart().logX());
         QVERIFY(view_->imagesChart().logY());
 
