@@ -85,9 +85,9 @@ class RecordingSink final : public MetricsSink {
     void on_end(const RunEnd& end) override {
         recorder_.on_end(end);
         recorder_.flush();
+        // The recorder's message says that recording stopped, and why: no prefix of ours.
         if (const std::optional<QString> failure = recorder_.failure())
-            signals_.on_end(ended(RunStatus::Failed,
-                                  "recording to the run store failed: " + failure->toStdString()));
+            signals_.on_end(ended(RunStatus::Failed, failure->toStdString()));
         else
             signals_.on_end(end);
     }

@@ -146,10 +146,10 @@ class TestCli : public QObject {
         QTest::newRow("missing fashion-mnist")
             << QStringList{"train", "--dataset", "fashion-mnist", "--data", "/nonexistent"}
             << "dataset-fashion-mnist";
-        QTest::newRow("unwritable metrics")
+        QTest::newRow("unwritable metrics")  // a folder inside a file: not even root can
             << QStringList{"train", "--dataset", "synthetic", "--metrics-out",
-                           "/nonexistent/dir/m.jsonl"}
-            << "/nonexistent/dir/m.jsonl";
+                           "/etc/passwd/dir/m.jsonl"}
+            << "/etc/passwd/dir/m.jsonl";
         QTest::newRow("global batch not divisible by devices")
             << QStringList{"train", "--global-batch", "100", "--devices", "3"}
             << "--global-batch 100 is not divisible by 3 devices: use --global-batch 99";

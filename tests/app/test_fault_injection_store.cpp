@@ -289,8 +289,7 @@ class TestFaultInjectionStore : public QObject {
             QTRY_VERIFY_WITH_TIMEOUT(events.ends.size() == 1, run_limit_ms);
         }
         QCOMPARE(events.ends[0].status, RunStatus::Failed);
-        QCOMPARE(QString::fromStdString(events.ends[0].message),
-                 QStringLiteral("recording to the run store failed: ") + disk_full_reason(path));
+        QCOMPARE(QString::fromStdString(events.ends[0].message), disk_full_reason(path));
         QVERIFY(int(events.steps.size()) < total_steps(spec));
 
         // The end still fits in the pages the store has; the rows of the failed commit and
