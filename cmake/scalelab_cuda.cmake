@@ -2,7 +2,8 @@
 # newer, cuDNN 9 and NCCL 2. SCALELAB_CUDA=AUTO builds it when all three are found, ON stops the
 # configuration when one is missing, OFF leaves it out. Included from the top-level
 # CMakeLists.txt (enable_language must run there); sets SCALELAB_WITH_CUDA and, when that is ON,
-# the CUDA language and the imported targets scalelab::cudnn and scalelab::nccl.
+# the CUDA language. CUDNN_LIBRARY/NCCL_LIBRARY and their include folders are found here, for the
+# layers and the communicator that will link them.
 set(SCALELAB_CUDA AUTO CACHE STRING
     "Build the CUDA backend: AUTO (when CUDA 12+, cuDNN 9 and NCCL 2 are found), ON or OFF")
 set_property(CACHE SCALELAB_CUDA PROPERTY STRINGS AUTO ON OFF)
@@ -83,11 +84,4 @@ if(SCALELAB_WITH_CUDA)
     enable_language(CUDA)
     set(CMAKE_CUDA_STANDARD 20)
     set(CMAKE_CUDA_STANDARD_REQUIRED ON)
-
-    add_library(scalelab::cudnn UNKNOWN IMPORTED)
-    set_target_properties(scalelab::cudnn PROPERTIES IMPORTED_LOCATION "${CUDNN_LIBRARY}"
-                          INTERFACE_INCLUDE_DIRECTORIES "${CUDNN_INCLUDE_DIR}")
-    add_library(scalelab::nccl UNKNOWN IMPORTED)
-    set_target_properties(scalelab::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
-                          INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
 endif()
