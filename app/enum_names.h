@@ -44,6 +44,10 @@ struct EnumValues<Augmentation> {
     static constexpr Augmentation all[] = {Augmentation::None, Augmentation::Flip,
                                            Augmentation::CropFlip, Augmentation::Assessment};
 };
+template <>
+struct EnumValues<DeviceKind> {
+    static constexpr DeviceKind all[] = {DeviceKind::Cpu, DeviceKind::Gpu};
+};
 
 // The value whose to_string() is `name`; nothing when none is.
 template <typename Enum>

@@ -151,7 +151,10 @@ std::string from_json(const char* key, const QJsonValue& value, std::uint64_t& o
 }
 
 std::string from_json(const char* key, const QJsonValue& value, std::vector<int>& out) {
-    constexpr const char* expected = "an array of whole numbers (epochs, e.g. [30, 60])";
+    const std::string expected =
+        std::string("an array of whole numbers (") +
+        (std::string_view(key) == "gpus" ? "GPU indices, e.g. [0, 1]" : "epochs, e.g. [30, 60]") +
+        ")";
     if (!value.isArray())
         return wrong(key, expected, value);
     std::vector<int> parsed;
@@ -221,7 +224,9 @@ const std::vector<Field>& fields() {
         field("test_subset", &RunSpec::test_subset),
         field("epochs", &RunSpec::epochs),
         field("batch", &RunSpec::batch),
+        field("device", &RunSpec::device),
         field("devices", &RunSpec::devices),
+        field("gpus", &RunSpec::gpus),
         field("accumulation", &RunSpec::accumulation),
         field("bucket_mb", &RunSpec::bucket_mb),
         field("first_bucket_mb", &RunSpec::first_bucket_mb),

@@ -27,6 +27,7 @@
 #include <limits>
 #include <map>
 
+#include "backend/gpu_selection.h"
 #include "data/load.h"
 #include "enum_names.h"
 #include "error.h"
@@ -418,11 +419,17 @@ QWidget* ExperimentForm::buildDevicesGroup() {
             add_wide(layout, note(QString::fromStdString(inventory_.no_gpu_reason)));
     }
 
-    const int most = inventory_.gpus.empty() ? max_cpu_devices : int(inventory_.gpus.size());
+    addRow(layout, tr("Run on"), bindEnum("device", &RunSpec::device),
+           tr("cpu: worker threads that share the cores; gpu: the machine's NVIDIA GPUs"));
     devices_ = bind("devices", &RunSpec::devices);
     addRow(layout, tr("Devices"), devices_,
-           tr("Data-parallel replicas, 1 to %1; each trains on its own share of every batch")
-               .arg(most));
+           tr("Data-parallel replicas, 1 to %1 (on GPUs, at most the GPUs there are); each "
+              "trains on its own share of every batch")
+               .arg(max_cpu_devices));
+    auto* gpus = bind("gpus", &RunSpec::gpus);
+    gpus->setPlaceholderText(tr("the first ones; or indices, e.g. 0, 2"));
+    addRow(layout, tr("GPUs"), gpus,
+           tr("Which GPUs to train on, one per device; empty: the first ones"));
     deviceWarning_ = note({}, "warning");
     deviceWarning_->setObjectName(QStringLiteral("device_warning"));
     deviceWarning_->hide();
@@ -698,11 +705,17 @@ std::vector<ExperimentForm::Problem> ExperimentForm::specProblems(const RunSpec&
         add(QStringLiteral("batch"), tr("batch size must be at least 1"));
     if (!(spec.lr > 0))
         add(QStringLiteral("lr"), tr("the learning rate must be above 0"));
-    const int gpus = int(inventory_.gpus.size());
-    if (gpus > 0 && spec.devices > gpus)
-        add(QStringLiteral("devices"), tr("devices must be between 1 and %1: this machine has %2")
-                                           .arg(gpus)
-                                           .arg(plural(gpus, tr("GPU"), tr("GPUs"))));
+    if (spec.device == DeviceKind::Gpu) {
+        // The engine's own check of the GPUs against the machine, on the field to change.
+        const GpuSelection selection = spec.gpus.empty()
+                                           ? select_first_gpus(spec.devices, inventory_)
+                                           : select_gpus(spec.gpus, inventory_);
+        const QString field = inventory_.gpus.empty() ? QStringLiteral("device")
+                              : spec.gpus.empty()     ? QStringLiteral("devices")
+                                                      : QStringLiteral("gpus");
+        for (const std::string& problem : selection.problems)
+            add(field, QString::fromStdString(problem));
+    }
     for (const std::string& error : spec.validate()) {
         const QString message = QString::fromStdString(error);
         const QString field = field_of_message(message);
@@ -948,6 +961,7 @@ void ExperimentForm::updateRelevantRows(const RunSpec& spec) {
                          schedule == ScheduleKind::Exp);
     showRow("step_epochs", schedule == ScheduleKind::Step);
     showRow("milestones", schedule == ScheduleKind::MultiStep);
+    showRow("gpus", spec.device == DeviceKind::Gpu);
     showRow("min_lr", schedule == ScheduleKind::Cosine);
     showRow("poly_power", schedule == ScheduleKind::Poly);
 
@@ -993,7 +1007,7 @@ void ExperimentForm::updateEffectiveLr(const RunSpec& spec) {
 
 void ExperimentForm::updateDeviceWarning(const RunSpec& spec) {
     const int cores = inventory_.cpu_cores;
-    const bool shared = inventory_.gpus.empty() && spec.devices > cores;
+    const bool shared = spec.device == DeviceKind::Cpu && spec.devices > cores;
     deviceWarning_->setVisible(shared);
     if (shared)
         deviceWarning_->setText(tr("%1 on %2: they share cores, so throughput cannot scale")

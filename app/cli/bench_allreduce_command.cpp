@@ -5,11 +5,17 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <utility>
+#include <vector>
 
+#include "backend/device_inventory.h"
+#include "backend/gpu_runtime.h"
+#include "backend/gpu_selection.h"
 #include "cli/bench_allreduce_options.h"
 #include "cli/bench_common.h"
 #include "cli/exit_codes.h"
 #include "cli/json_line.h"
+#include "cli/report_problems.h"
 #include "comm/allreduce_benchmark.h"
 
 namespace scalelab::cli {
@@ -39,6 +45,33 @@ void print_json_row(const comm::AllReduceRow& row) {
     std::puts(line.c_str());
 }
 
+// The GPUs --backend cuda measures: those --gpus lists, the first --devices, or every one.
+GpuSelection select_gpus(const BenchAllReduceOptions& options) {
+    const DeviceInventory inventory = discover_devices();
+    if (!options.gpus.empty())
+        return select_listed_gpus(options.gpus, inventory);
+    if (options.devices_given)
+        return select_first_gpus(options.devices, inventory);
+    if (inventory.gpus.empty())
+        return {.indices = {},
+                .problems = {"--backend cuda measures NCCL between GPUs, but no GPU can be used "
+                             "here: " +
+                             inventory.no_gpu_reason + " (--backend cpu measures those)"}};
+    return select_first_gpus(static_cast<int>(inventory.gpus.size()), inventory);
+}
+
+// The sizes measured by one call, so that rows appear as they are measured: one size at a time
+// on CPU devices (large sizes take a while), all at once on GPUs (each call creates the NCCL
+// communicators, which takes longer than measuring every size).
+std::vector<std::vector<std::size_t>> size_batches(const BenchAllReduceOptions& options) {
+    if (options.backend == AllReduceBackend::Cuda)
+        return {options.sizes_bytes};
+    std::vector<std::vector<std::size_t>> batches;
+    for (std::size_t bytes : options.sizes_bytes)
+        batches.push_back({bytes});
+    return batches;
+}
+
 }  // namespace
 
 int run_bench_allreduce_command(const std::vector<std::string>& args) {
@@ -48,15 +81,27 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
             start_bench(options, parsed.problems, bench_allreduce_help(), help_command))
         return *done;
 
+    const bool on_gpus = options.backend == AllReduceBackend::Cuda;
+    std::vector<int> gpus;
+    if (on_gpus) {
+        GpuSelection selection = select_gpus(options);
+        if (!selection.problems.empty())
+            return report_problems(selection.problems, help_command);
+        gpus = std::move(selection.indices);
+    }
+
     if (!options.json)
         print_table_header();
-    for (std::size_t bytes : options.sizes_bytes) {
-        spdlog::debug("measuring all-reduce of {} bytes on {} devices", bytes, options.devices);
+    for (const std::vector<std::size_t>& sizes : size_batches(options)) {
+        spdlog::debug("measuring all-reduce of {} sizes from {} bytes on {} {}", sizes.size(),
+                      sizes.front(), on_gpus ? gpus.size() : std::size_t(options.devices),
+                      on_gpus ? "GPUs" : "CPU devices");
         std::vector<comm::AllReduceRow> rows;
         if (const auto failed = measure_or_report(
                 [&] {
-                    rows =
-                        comm::run_allreduce_benchmark(options.devices, {bytes}, options.iterations);
+                    rows = on_gpus ? run_gpu_allreduce_benchmark(gpus, sizes, options.iterations)
+                                   : comm::run_allreduce_benchmark(options.devices, sizes,
+                                                                   options.iterations);
                 },
                 help_command))
             return *failed;

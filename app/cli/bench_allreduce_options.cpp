@@ -21,10 +21,13 @@ const std::vector<Flag>& bench_allreduce_flags() {
         const BenchAllReduceOptions defaults;
         const std::string what = "What to measure";
         return with_bench_output_flags({
+            {"backend", "B", "cpu (threads sharing memory) or cuda (GPUs, with NCCL); default cpu",
+             what},
             {"devices", "N",
              "CPU devices (threads), 1 to " + std::to_string(comm::allreduce_max_devices) +
-                 " (default " + std::to_string(defaults.devices) + ")",
+                 " (default " + std::to_string(defaults.devices) + "); cuda: the first N GPUs",
              what},
+            {"gpus", "LIST", "cuda only: GPU indices such as 0,1 (default: every GPU)", what},
             {"sizes", "S1,S2", "bytes per device, K/M/G = 2^10/2^20/2^30 (default 1M,4M,16M,64M)",
              what},
             {"iters", "N",
@@ -53,9 +56,30 @@ std::string read_sizes(const GivenFlag& given, std::vector<std::size_t>& out) {
     return {};
 }
 
+std::string read_backend(const GivenFlag& given, AllReduceBackend& out) {
+    if (given.value == "cpu")
+        out = AllReduceBackend::Cpu;
+    else if (given.value == "cuda")
+        out = AllReduceBackend::Cuda;
+    else
+        return "--" + given.name + " expects cpu or cuda, got '" + given.value + "'";
+    return {};
+}
+
 std::string apply(const GivenFlag& given, BenchAllReduceOptions& options) {
-    if (given.name == "devices")
-        return read_in_range(given, 1, comm::allreduce_max_devices, options.devices);
+    if (given.name == "backend")
+        return read_backend(given, options.backend);
+    if (given.name == "devices") {
+        std::string problem = read_in_range(given, 1, comm::allreduce_max_devices, options.devices);
+        options.devices_given = problem.empty();
+        return problem;
+    }
+    if (given.name == "gpus") {
+        if (given.value.empty())
+            return "--gpus needs GPU indices such as 0,1";
+        options.gpus = given.value;
+        return {};
+    }
     if (given.name == "sizes")
         return read_sizes(given, options.sizes_bytes);
     if (given.name == "iters")
@@ -96,6 +120,15 @@ ParsedBenchAllReduceOptions parse_bench_allreduce_options(const std::vector<std:
     parsed.problems = parse_bench_flags(
         args, bench_allreduce_flags(), parsed.options,
         [&parsed](const GivenFlag& given) { return apply(given, parsed.options); });
+    // Flags that only make sense together, checked once every flag is read (in any order).
+    const BenchAllReduceOptions& options = parsed.options;
+    if (!options.gpus.empty() && options.backend == AllReduceBackend::Cpu)
+        parsed.problems.push_back(
+            "--gpus lists CUDA GPUs: add --backend cuda, or give --devices N for CPU devices");
+    else if (!options.gpus.empty() && options.devices_given)
+        parsed.problems.push_back(
+            "give --gpus or --devices, not both: --gpus lists the GPUs, --devices N takes the "
+            "first N");
     return parsed;
 }
 
@@ -108,11 +141,15 @@ std::string bench_allreduce_help() {
         "slowest device's time counts. After a warm-up (at least 5 iterations and 0.25 s),\n"
         "--iters timed ones; the median is reported with the nccl-tests bandwidths:\n"
         "  algbw = bytes / time,  busbw = algbw * 2 (N - 1) / N   (GB/s, 1e9 bytes/s)\n"
-        "as ../shared/anchors/torch_anchor.py allreduce measures PyTorch's gloo all-reduce.",
+        "as ../shared/anchors/torch_anchor.py allreduce measures PyTorch's gloo all-reduce.\n"
+        "With --backend cuda the devices are GPUs (--gpus, or the first --devices, or all):\n"
+        "NCCL's all-reduce in GPU memory, one thread per GPU, each buffer filled once and\n"
+        "each iteration timed with CUDA events around the all-reduce, as nccl-tests does.",
         bench_allreduce_flags(),
         "Examples:\n"
         "  scalelab-cli bench allreduce --devices 2 --sizes 1M,4M,16M,64M\n"
-        "  scalelab-cli bench allreduce --devices 4 --sizes 16M --iters 50 --json");
+        "  scalelab-cli bench allreduce --devices 4 --sizes 16M --iters 50 --json\n"
+        "  scalelab-cli bench allreduce --backend cuda --gpus 0,1 --sizes 1M,64M,1G");
 }
 
 }  // namespace scalelab::cli

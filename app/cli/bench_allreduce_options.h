@@ -9,10 +9,19 @@
 
 namespace scalelab::cli {
 
+// What moves the bytes: CPU devices (threads sharing memory, ThreadComm) or GPUs (NCCL).
+enum class AllReduceBackend { Cpu, Cuda };
+
 // What `scalelab-cli bench allreduce` was asked to measure: a float sum all-reduce over
-// `devices` CPU devices (threads sharing memory), one row per size.
+// `devices` CPU devices (threads sharing memory), or over GPUs with NCCL, one row per size.
 struct BenchAllReduceOptions : BenchOutputOptions {
+    AllReduceBackend backend = AllReduceBackend::Cpu;
+    // CPU devices; with the cuda backend, the first `devices` GPUs when devices_given.
     int devices = 2;
+    bool devices_given = false;
+    // --gpus as given, only with the cuda backend ("": not given, every GPU present). Checked
+    // against the machine's GPUs when the command runs (select_listed_gpus).
+    std::string gpus;
     std::vector<std::size_t> sizes_bytes{std::size_t{1} << 20, std::size_t{4} << 20,
                                          std::size_t{16} << 20, std::size_t{64} << 20};
     int iterations = 20;

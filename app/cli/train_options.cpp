@@ -103,6 +103,20 @@ TrainFlag double_flag(std::string name, std::string help, std::string section,
             }};
 }
 
+// --name 1,2,3 for a list of whole numbers (the milestones, the GPUs); `example` shows its form.
+TrainFlag int_list_flag(std::string name, std::string value_name, std::string help,
+                        std::string section, std::vector<int> RunSpec::*field,
+                        std::string example) {
+    return {{name, value_name, help, section},
+            [name, field, example](const std::string& value, TrainOptions& options) -> std::string {
+                const auto parsed = parse_int_list(value);
+                if (!parsed)
+                    return expects(name, example, value);
+                options.spec.*field = *parsed;
+                return {};
+            }};
+}
+
 // --name a|b|c for any RunSpec enum: the choices come from EnumValues, the help shows them and
 // the default, and a value that is not one of them is a problem listing them.
 template <typename Enum>
@@ -198,10 +212,18 @@ const std::vector<TrainFlag>& train_flags() {
                  options.global_batch = *parsed;
                  return {};
              }},
+            enum_flag("device",
+                      "cpu: worker threads sharing the cores; gpu: NVIDIA GPUs (scalelab-cli "
+                      "devices lists them)",
+                      parallel, &RunSpec::device),
             int_flag("devices",
-                     "CPU devices, 1 to " + std::to_string(max_cpu_devices) +
+                     "devices, 1 to " + std::to_string(max_cpu_devices) +
                          ": one worker thread and model replica each",
                      parallel, &RunSpec::devices),
+            int_list_flag("gpus", "I1,I2",
+                          "with --device gpu: which GPUs, one per device, e.g. 0,2 (default: the "
+                          "first ones)",
+                          parallel, &RunSpec::gpus, "GPU indices like 0,2"),
             int_flag("accumulation", "micro-batches per step, no all-reduce until the last",
                      parallel, &RunSpec::accumulation),
             double_flag("bucket-mb", "gradient all-reduce bucket cap in MB, as DDP's bucket_cap_mb",
@@ -258,14 +280,8 @@ const std::vector<TrainFlag>& train_flags() {
             double_flag("gamma", "decay factor of step, multistep and exp (per epoch)", schedule,
                         &RunSpec::gamma),
             int_flag("step-epochs", "step: decay every N epochs", schedule, &RunSpec::step_epochs),
-            {{"milestones", "E1,E2", "multistep: decay at these epochs, e.g. 30,60", schedule},
-             [](const std::string& value, TrainOptions& options) -> std::string {
-                 const auto parsed = parse_int_list(value);
-                 if (!parsed)
-                     return expects("milestones", "whole numbers like 30,60", value);
-                 options.spec.milestones = *parsed;
-                 return {};
-             }},
+            int_list_flag("milestones", "E1,E2", "multistep: decay at these epochs, e.g. 30,60",
+                          schedule, &RunSpec::milestones, "whole numbers like 30,60"),
             double_flag("min-lr", "cosine: the learning rate it anneals to", schedule,
                         &RunSpec::min_lr),
             double_flag("poly-power", "poly: lr x (1 - t/T)^X, X in (0, 10]", schedule,
@@ -451,7 +467,8 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
 std::string train_help() {
     return format_help(
         "scalelab-cli train [flags]",
-        "Trains one model on one or more CPU devices (data parallel, with DDP's semantics) and\n"
+        "Trains one model on one or more CPU devices or GPUs (data parallel, with DDP's\n"
+        "semantics: one worker thread per device; NCCL between GPUs) and\n"
         "prints a summary line per epoch (and a progress bar on a terminal). --batch is per\n"
         "device; the global batch is devices x batch x accumulation. The run is recorded in\n"
         "the run store as it trains (see 'scalelab-cli runs --help'), where the desktop app\n"
@@ -460,6 +477,7 @@ std::string train_help() {
         "Examples:\n"
         "  scalelab-cli train --model cnn --epochs 2 --batch 128 --lr 0.05\n"
         "  scalelab-cli train --devices 2 --global-batch 256 --sync-bn\n"
+        "  scalelab-cli train --device gpu --devices 2 --model wrn --batch 256\n"
         "  scalelab-cli train --devices 4 --batch 128 --lr 0.1 --lr-scaling linear \\\n"
         "      --warmup gradual --warmup-epochs 2 --optimizer lars\n"
         "  scalelab-cli train --dataset synthetic --model mlp --metrics-out run.jsonl\n"

@@ -4,10 +4,15 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "backend/kernels.h"
+#include "optim/optimizer.h"
+#include "optim/parameter_segment.h"
 
 namespace scalelab {
+
+struct RunSpec;
 
 // Device memory owned by a backend; movable, freed by the backend that made it.
 class DeviceBuffer {
@@ -23,6 +28,18 @@ class DeviceBuffer {
   private:
     std::unique_ptr<float, Deleter> data_{nullptr, nullptr};
     std::size_t size_ = 0;
+};
+
+// A point in a backend's stream of work. mark() is called on the backend's thread; wait() may be
+// called from any thread and returns once all the work the backend had been given before the
+// mark() is done. The CPU's work is done when its call returns, so its fences never wait; a
+// GPU's fence is an event on its stream. This is how the gradient reducer's thread knows that a
+// bucket's gradients are written before it all-reduces them.
+class Fence {
+  public:
+    virtual ~Fence() = default;
+    virtual void mark() = 0;
+    virtual void wait() = 0;
 };
 
 // One device's compute: its memory and its kernels. A backend object belongs to one worker
@@ -51,6 +68,23 @@ class Backend {
     virtual std::unique_ptr<ReorderKernel> to_plain(const TensorDesc& x) = 0;
     virtual std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(
         const TensorDesc& logits, float label_smoothing) = 0;
+
+    // The optimiser spec.optimizer names, for flat buffers of this backend's memory.
+    virtual std::unique_ptr<optim::Optimizer> optimizer(
+        const RunSpec& spec, std::vector<optim::ParamSegment> segments) = 0;
+
+    // Vector work on flat buffers of this backend's memory (gradients and their accumulation),
+    // in order with the kernels. add_to: to += from.
+    virtual void copy(std::span<const float> from, std::span<float> to) = 0;
+    virtual void add_to(std::span<const float> from, std::span<float> to) = 0;
+    // Adds sum_i v_i^2 (in double) to the backend's running sum, without waiting for it;
+    // take_squared_norm() waits, returns the sum and starts it again at 0.
+    virtual void accumulate_squared_norm(std::span<const float> v) = 0;
+    virtual double take_squared_norm() = 0;
+
+    virtual std::unique_ptr<Fence> make_fence() = 0;
+    // Returns once all the work given so far is done (for the time breakdown's phase ends).
+    virtual void synchronize() = 0;
 };
 
 }  // namespace scalelab

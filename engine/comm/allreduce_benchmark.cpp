@@ -10,35 +10,13 @@
 #include <string>
 #include <thread>
 
+#include "comm/allreduce_rows.h"
 #include "comm/thread_comm.h"
 #include "error.h"
 
 namespace scalelab::comm {
 
 namespace {
-
-void check_arguments(int devices, const std::vector<std::size_t>& sizes_bytes, int iterations) {
-    if (devices < 1 || devices > allreduce_max_devices)
-        throw Error(ErrorKind::InvalidSpec, "the all-reduce benchmark runs on 1 to " +
-                                                std::to_string(allreduce_max_devices) +
-                                                " devices (got " + std::to_string(devices) + ")");
-    if (iterations < 1)
-        throw Error(ErrorKind::InvalidSpec,
-                    "the all-reduce benchmark needs at least 1 timed "
-                    "iteration (got " +
-                        std::to_string(iterations) + ")");
-    for (std::size_t bytes : sizes_bytes)
-        if (bytes < sizeof(float))
-            throw Error(ErrorKind::InvalidSpec,
-                        "an all-reduce size must be at least " + std::to_string(sizeof(float)) +
-                            " bytes, one float (got " + std::to_string(bytes) + ")");
-}
-
-double median(std::vector<double> values) {
-    std::sort(values.begin(), values.end());
-    const std::size_t n = values.size();
-    return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
 
 // Seconds per timed iteration, [rank][iteration], for one size.
 std::vector<std::vector<double>> time_ranks(int devices, std::size_t floats, int iterations) {
@@ -114,25 +92,12 @@ std::vector<std::vector<double>> time_ranks(int devices, std::size_t floats, int
 std::vector<AllReduceRow> run_allreduce_benchmark(int devices,
                                                   const std::vector<std::size_t>& sizes_bytes,
                                                   int iterations) {
-    check_arguments(devices, sizes_bytes, iterations);
+    check_allreduce_arguments(devices, sizes_bytes, iterations);
     std::vector<AllReduceRow> rows;
     for (std::size_t requested : sizes_bytes) {
         const std::size_t floats = requested / sizeof(float);
-        const std::vector<std::vector<double>> seconds = time_ranks(devices, floats, iterations);
-        // An iteration lasts until its slowest rank is done.
-        std::vector<double> slowest(static_cast<std::size_t>(iterations), 0.0);
-        for (const std::vector<double>& rank_seconds : seconds)
-            for (std::size_t it = 0; it < slowest.size(); ++it)
-                slowest[it] = std::max(slowest[it], rank_seconds[it]);
-        const double time_s = median(slowest);
-
-        AllReduceRow row;
-        row.devices = devices;
-        row.bytes = floats * sizeof(float);
-        row.time_ms = time_s * 1e3;
-        row.algbw_GBs = time_s > 0 ? static_cast<double>(row.bytes) / time_s / 1e9 : 0.0;
-        row.busbw_GBs = row.algbw_GBs * 2.0 * (devices - 1) / devices;
-        rows.push_back(row);
+        rows.push_back(allreduce_row(devices, floats * sizeof(float),
+                                     time_ranks(devices, floats, iterations)));
     }
     return rows;
 }

@@ -48,26 +48,23 @@ comm::Communicator* sync_bn_group(const RunSpec& spec, const comm::Communicator&
 }  // namespace
 
 DeviceWorker::DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend,
-                           comm::Communicator& comm, comm::Communicator* sync_bn)
+                           comm::Communicator& comm, comm::Communicator* sync_bn,
+                           comm::Communicator* host_comm)
     : comm_(comm),
+      host_comm_(host_comm != nullptr ? *host_comm : comm),
       replica_(spec, image, std::move(backend), comm.rank(), sync_bn_group(spec, comm, sync_bn)),
-      reducer_(comm, replica_.model().grads(), buckets_for(replica_.model(), spec),
-               spec.overlap && comm.size() > 1) {
+      reducer_(replica_.backend(), comm, replica_.model().grads(),
+               buckets_for(replica_.model(), spec), spec.overlap && comm.size() > 1) {
     if (spec.accumulation > 1)
-        accumulated_.resize(replica_.model().grads().size());
+        accumulated_ = replica_.backend().allocate(replica_.model().grads().size());
     noise_ = NoiseScaleEstimator(spec.noise_scale_beta);
 }
 
-namespace {
-
-double squared_norm(std::span<const float> v) {
-    double sq = 0;
-    for (float x : v)
-        sq += double(x) * x;
-    return sq;
+double DeviceWorker::squared_norm(std::span<const float> v) {
+    Backend& backend = replica_.backend();
+    backend.accumulate_squared_norm(v);
+    return backend.take_squared_norm();
 }
-
-}  // namespace
 
 void DeviceWorker::broadcast_initial_state() {
     comm_.broadcast(replica_.model().params(), 0);
@@ -96,9 +93,9 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
 
         const bool last = i + 1 == micro_batches;
         if (last) {
-            reducer_.begin(accumulated_.empty() || micro_batches == 1
+            reducer_.begin(accumulated_.size() == 0 || micro_batches == 1
                                ? std::span<const float>{}
-                               : std::span<const float>(accumulated_),
+                               : std::span<const float>(accumulated_.span()),
                            step_start);
             replica_.backward(1.0f / float(samples),
                               [this](const float* end) { reducer_.gradients_written(end); });
@@ -113,11 +110,14 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
             micro_sq_sum += squared_norm(grads) * std::pow(double(samples) / r.size, 2);
         if (!last) {
             if (i == 0)
-                std::copy(grads.begin(), grads.end(), accumulated_.begin());
+                replica_.backend().copy(grads, accumulated_.span());
             else
-                for (std::size_t j = 0; j < grads.size(); ++j)
-                    accumulated_[j] += grads[j];
+                replica_.backend().add_to(grads, accumulated_.span());
         }
+        // Backward's time is that of its work, not of enqueueing it (a GPU's kernels run
+        // later): otherwise the wait for its last kernels would count as exposed communication.
+        if (last)
+            replica_.backend().synchronize();
         times.backward += since(clock);
     }
     reducer_.finish();
@@ -136,6 +136,7 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     const double b_small = per_micro_batch ? double(samples) / micro_batches : double(samples);
     estimate_noise_scale(double(small_sq_sum) / comm_.size(), b_small, totals.count, totals);
     replica_.update(lr);
+    replica_.backend().synchronize();
     times.optimizer += since(clock);
     return totals;
 }
@@ -152,7 +153,7 @@ void DeviceWorker::estimate_noise_scale(double small_sq_norm, double b_small, do
 GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local, float extra,
                                              float* extra_sum) {
     float sums[4] = {float(local.loss_sum), float(local.correct), float(local.size), extra};
-    comm_.all_reduce(sums, comm::ReduceOp::Sum);
+    host_comm_.all_reduce(sums, comm::ReduceOp::Sum);
     if (extra_sum)
         *extra_sum = sums[3];
     return GlobalTotals{sums[0], sums[1], sums[2]};
@@ -190,7 +191,7 @@ std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& m
         gather_in_.push_back(float(span.end));
     }
     gather_out_.resize(std::size_t(comm_.size()) * fields);
-    comm_.all_gather(gather_in_, gather_out_);
+    host_comm_.all_gather(gather_in_, gather_out_);
     std::vector<DeviceStepTimes> out(std::size_t(comm_.size()));
     for (std::size_t r = 0; r < out.size(); ++r) {
         const float* t = gather_out_.data() + r * fields;

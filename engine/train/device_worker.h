@@ -36,8 +36,13 @@ class DeviceWorker {
     // (spec.sync_bn with more than one device): its all-gathers and all-reduces run on this
     // worker's thread during forward and backward, while the gradient reducer's thread uses
     // `comm`, and a communicator serves one thread at a time. Ignored (may be null) otherwise.
+    //
+    // comm works on the backend's memory (parameters, gradients, buffers); host_comm on the
+    // host's (the step's totals and times). For CPU devices they are one and the same (null
+    // host_comm); a GPU run gives NCCL for the first and a ThreadComm group for the second.
     DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend,
-                 comm::Communicator& comm, comm::Communicator* sync_bn = nullptr);
+                 comm::Communicator& comm, comm::Communicator* sync_bn = nullptr,
+                 comm::Communicator* host_comm = nullptr);
 
     // DDP's start: every replica takes rank 0's parameters and buffers.
     void broadcast_initial_state();
@@ -71,13 +76,16 @@ class DeviceWorker {
     // devices, in one small all-reduce.
     GlobalTotals all_reduce_totals(const StepResult& local, float extra = 0,
                                    float* extra_sum = nullptr);
+    // sum_i v_i^2 of a buffer in the backend's memory, in double.
+    double squared_norm(std::span<const float> v);
     void estimate_noise_scale(double small_sq_norm, double b_small, double b_big,
                               GlobalTotals& totals);
 
     comm::Communicator& comm_;
+    comm::Communicator& host_comm_;
     Replica replica_;
     GradientReducer reducer_;
-    std::vector<float> accumulated_;  // gradients of a step's earlier micro-batches
+    DeviceBuffer accumulated_;  // gradients of a step's earlier micro-batches (backend memory)
     NoiseScaleEstimator noise_;
     std::vector<float> gather_in_, gather_out_;  // gather_times' buffers, reused every step
 };

@@ -23,13 +23,16 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
     return buckets;
 }
 
-GradientReducer::GradientReducer(comm::Communicator& comm, std::span<float> grads,
+GradientReducer::GradientReducer(Backend& backend, comm::Communicator& comm, std::span<float> grads,
                                  std::vector<Bucket> buckets, bool overlap)
-    : comm_(comm),
+    : backend_(backend),
+      comm_(comm),
       grads_(grads),
       buckets_(std::move(buckets)),
       overlap_(overlap),
       spans_(comm.size() > 1 ? buckets_.size() : 0) {
+    for (std::size_t i = 0; i < buckets_.size(); ++i)
+        ready_.push_back(backend_.make_fence());
     if (overlap_)
         thread_ = std::thread([this] { communicate(); });
 }
@@ -61,18 +64,15 @@ void GradientReducer::gradients_written(const float* written_end) {
 void GradientReducer::launch_ready(std::size_t written) {
     while (next_ < buckets_.size() && buckets_[next_].end <= written) {
         const Bucket& b = buckets_[next_];
+        const std::span<float> bucket = grads_.subspan(b.begin, b.end - b.begin);
         if (!accumulated_.empty())  // the step's earlier micro-batches, added in before reducing
-            for (std::size_t i = b.begin; i < b.end; ++i)
-                grads_[i] += accumulated_[i];
+            backend_.add_to(accumulated_.subspan(b.begin, b.end - b.begin), bucket);
         // The local gradient's norm for the noise scale, while the bucket is still this
         // device's own (and in cache): no extra pass over memory. One device has no local
         // gradient distinct from the averaged one, so it skips this.
-        if (comm_.size() > 1) {
-            double sq = 0;
-            for (std::size_t i = b.begin; i < b.end; ++i)
-                sq += double(grads_[i]) * grads_[i];
-            local_sq_norm_ += sq;
-        }
+        if (comm_.size() > 1)
+            backend_.accumulate_squared_norm(bucket);
+        ready_[next_]->mark();
         if (overlap_) {
             {
                 std::lock_guard lock(mutex_);
@@ -86,6 +86,7 @@ void GradientReducer::launch_ready(std::size_t written) {
 
 void GradientReducer::reduce(std::size_t index) {
     const Bucket& b = buckets_[index];
+    ready_[index]->wait();
     const auto start = Clock::now();
     comm_.all_reduce(grads_.subspan(b.begin, b.end - b.begin), comm::ReduceOp::Average);
     const auto end = Clock::now();
@@ -122,6 +123,8 @@ void GradientReducer::communicate() {
 
 void GradientReducer::finish() {
     launch_ready(grads_.size());  // whatever backward did not announce
+    if (comm_.size() > 1)
+        local_sq_norm_ = backend_.take_squared_norm();
     if (!overlap_) {
         for (std::size_t i = 0; i < buckets_.size(); ++i)
             reduce(i);

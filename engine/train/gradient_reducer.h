@@ -5,11 +5,13 @@
 #include <cstddef>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <thread>
 #include <vector>
 
+#include "backend/backend.h"
 #include "comm/communicator.h"
 #include "train/metrics.h"
 
@@ -38,12 +40,18 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 // gradients; it is added into each bucket just before that bucket is reduced, so there is no
 // communication until the last micro-batch.
 //
-// Each bucket's all-reduce is timed (two clock reads, on whichever thread runs it) for the time
-// breakdown and the trace export.
+// The gradients live in the backend's memory, and the backend may still be computing them when
+// gradients_written() is called (a GPU runs its kernels after the calls that enqueue them): each
+// bucket has a Fence, marked on the worker thread once its gradients are enqueued, that the thread
+// reducing the bucket waits for first. Accumulation and the local norm are backend work too.
+//
+// Each bucket's all-reduce is timed (two clock reads, on whichever thread runs it, from the
+// fence) for the time breakdown and the trace export.
 class GradientReducer {
   public:
-    GradientReducer(comm::Communicator& comm, std::span<float> grads, std::vector<Bucket> buckets,
-                    bool overlap);
+    // backend: the one whose memory `grads` is in, used on the worker thread only.
+    GradientReducer(Backend& backend, comm::Communicator& comm, std::span<float> grads,
+                    std::vector<Bucket> buckets, bool overlap);
     ~GradientReducer();
     GradientReducer(const GradientReducer&) = delete;
     GradientReducer& operator=(const GradientReducer&) = delete;
@@ -74,9 +82,11 @@ class GradientReducer {
     void reduce(std::size_t index);
     void communicate();
 
+    Backend& backend_;
     comm::Communicator& comm_;
     std::span<float> grads_;
     std::vector<Bucket> buckets_;
+    std::vector<std::unique_ptr<Fence>> ready_;  // one per bucket: its gradients are written
     bool overlap_;
     std::span<const float> accumulated_;
     std::size_t next_ = 0;  // the next bucket to launch (worker thread only)

@@ -3,7 +3,6 @@
 #include <cmath>
 
 #include "nn/model_zoo.h"
-#include "optim/make_optimizer.h"
 
 namespace scalelab {
 
@@ -28,7 +27,7 @@ Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> back
                               .zero_init_residual = spec.zero_init_residual,
                               .ghost_batch = spec.ghost_batch}),
              image, *backend_, spec.seed),
-      optimizer_(optim::make_optimizer(spec, model_.segments())),
+      optimizer_(backend_->optimizer(spec, model_.segments())),
       input_(backend_->allocate(std::size_t(spec.batch) * image.per_sample())),
       rank_(rank),
       sync_bn_(sync_bn) {}

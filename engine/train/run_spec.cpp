@@ -77,6 +77,8 @@ constexpr Names<Augmentation, 4> augmentation_names{{{Augmentation::None, "none"
                                                      {Augmentation::Flip, "flip"},
                                                      {Augmentation::CropFlip, "crop-flip"},
                                                      {Augmentation::Assessment, "assessment"}}};
+constexpr Names<DeviceKind, 2> device_kind_names{
+    {{DeviceKind::Cpu, "cpu"}, {DeviceKind::Gpu, "gpu"}}};
 
 }  // namespace
 
@@ -115,6 +117,12 @@ std::string_view to_string(Augmentation v) {
 }
 std::optional<Augmentation> parse_augmentation(std::string_view s) {
     return parse_name(augmentation_names, s);
+}
+std::string_view to_string(DeviceKind v) {
+    return name_of(device_kind_names, v);
+}
+std::optional<DeviceKind> parse_device_kind(std::string_view s) {
+    return parse_name(device_kind_names, s);
 }
 
 double effective_lr(const RunSpec& spec) {
@@ -163,6 +171,12 @@ std::vector<std::string> RunSpec::validate() const {
     require(devices >= 1 && devices <= max_cpu_devices,
             "devices must be between 1 and " + std::to_string(max_cpu_devices) +
                 " CPU devices (got " + std::to_string(devices) + ")");
+    // Whether the GPUs exist is the machine's question: the trainer asks it.
+    require(gpus.empty() || device == DeviceKind::Gpu,
+            "gpus lists GPUs for a run on CPU devices: set device to gpu, or leave gpus empty");
+    require(gpus.empty() || device != DeviceKind::Gpu || std::size_t(devices) == gpus.size(),
+            "gpus lists " + std::to_string(gpus.size()) + " GPU(s) for " + std::to_string(devices) +
+                " device(s): list one GPU per device, or leave gpus empty for the first ones");
     require(accumulation >= 1 && accumulation <= 1024,
             "accumulation must be between 1 and 1024 micro-batches (got " +
                 std::to_string(accumulation) + ")");

@@ -20,6 +20,8 @@ enum class LrScaling { None, Linear, Sqrt };
 // assessment (the course's: flip, rotation up to 10 degrees, shear 10, scale 0.8-1.2, colour
 // jitter 0.2).
 enum class Augmentation { None, Flip, CropFlip, Assessment };
+// What a run's devices are: worker threads on the CPU's cores, or GPUs.
+enum class DeviceKind { Cpu, Gpu };
 
 // Everything that defines a training run. Plain data: the app layer maps it to and from JSON,
 // the CLI maps flags onto it, and validate() is the one place that decides what is allowed.
@@ -48,7 +50,11 @@ struct RunSpec {
 
     // Data parallelism (DDP semantics): one worker thread per device, gradients averaged over
     // the global batch by an all-reduce of contiguous buckets of the flat gradient buffer.
-    int devices = 1;                  // CPU devices: 1 to 16
+    DeviceKind device = DeviceKind::Cpu;
+    int devices = 1;  // 1 to 16 CPU devices or GPUs
+    // With GPUs, which ones (CUDA indices, one device each, as many as `devices`); empty: the
+    // first `devices` GPUs of the machine.
+    std::vector<int> gpus;
     int accumulation = 1;             // micro-batches per step; no communication until the last
     double bucket_mb = 25.0;          // bucket cap, as DDP's bucket_cap_mb
     double first_bucket_mb = 1.0;     // the first bucket (the last layers' gradients) is smaller
@@ -119,6 +125,8 @@ std::string_view to_string(LrScaling);
 std::optional<LrScaling> parse_lr_scaling(std::string_view);
 std::string_view to_string(Augmentation);
 std::optional<Augmentation> parse_augmentation(std::string_view);
+std::string_view to_string(DeviceKind);
+std::optional<DeviceKind> parse_device_kind(std::string_view);
 
 // The base lr times the scaling rule for this spec's global batch.
 double effective_lr(const RunSpec& spec);

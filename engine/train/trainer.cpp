@@ -10,6 +10,9 @@
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/device_inventory.h"
+#include "backend/gpu_runtime.h"
+#include "backend/gpu_selection.h"
 #include "comm/thread_comm.h"
 #include "data/sampler.h"
 #include "error.h"
@@ -37,9 +40,16 @@ std::vector<std::uint32_t> evaluation_shard(std::size_t count, int ranks, int ra
     return shard;
 }
 
+// A GPU device's host thread only enqueues work: one core each. CPU devices share the cores.
 int threads_per_device(const RunSpec& spec) {
+    if (spec.device == DeviceKind::Gpu)
+        return 1;
     return spec.threads > 0 ? spec.threads : std::max(1, cpu::available_cores() / spec.devices);
 }
+
+// How long a GPU collective may take before the watchdog ends the run: far longer than any
+// all-reduce of a model that fits on a GPU, short enough that a hung run does not hang forever.
+constexpr double kGpuCollectiveTimeoutSeconds = 300;
 
 }  // namespace
 
@@ -57,6 +67,13 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
             "multiple of 4; this dataset's are " +
             std::to_string(train.channels) + "x" + std::to_string(train.height) + "x" +
             std::to_string(train.width));
+    if (problems.empty() && spec_.device == DeviceKind::Gpu) {
+        const DeviceInventory inventory = discover_devices();
+        GpuSelection selection = spec_.gpus.empty() ? select_first_gpus(spec_.devices, inventory)
+                                                    : select_gpus(spec_.gpus, inventory);
+        problems.insert(problems.end(), selection.problems.begin(), selection.problems.end());
+        gpus_ = std::move(selection.indices);
+    }
     if (problems.empty() && train.count() < std::size_t(spec_.devices))
         problems.push_back("the training set has " + std::to_string(train.count()) +
                            " image(s), fewer than the " + std::to_string(spec_.devices) +
@@ -91,7 +108,7 @@ RunEnd Trainer::train() {
     info.steps_per_epoch =
         (data::batch_count(probe.per_rank(), spec_.batch, false) + spec_.accumulation - 1) /
         spec_.accumulation;
-    if (devices * info.threads_per_device > info.cores)
+    if (spec_.device == DeviceKind::Cpu && devices * info.threads_per_device > info.cores)
         info.warnings.push_back(std::to_string(devices) + " devices x " +
                                 std::to_string(info.threads_per_device) + " threads exceed the " +
                                 std::to_string(info.cores) +
@@ -104,6 +121,20 @@ RunEnd Trainer::train() {
     // threads use `group`: it gets a group of its own (same ranks), aborted together with it.
     const auto sync_group =
         spec_.sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr;
+    // A GPU run's parameters and gradients are in GPU memory: they go through NCCL, and `group`
+    // carries the host's numbers (the step's totals and times). Communicators of all GPUs are
+    // made together, before any worker starts.
+    const auto gpu_group =
+        gpus_.empty()
+            ? nullptr
+            : make_gpu_group({.gpus = gpus_, .timeout_seconds = kGpuCollectiveTimeoutSeconds});
+    const auto abort_all = [&](const std::string& reason) {
+        group->abort(reason);
+        if (sync_group)
+            sync_group->abort(reason);
+        if (gpu_group)
+            gpu_group->abort(reason);
+    };
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;
@@ -112,11 +143,14 @@ RunEnd Trainer::train() {
     for (int rank = 0; rank < devices; ++rank) {
         workers.emplace_back([&, rank] {
             try {
-                auto comm = group->communicator(rank);
+                auto host = group->communicator(rank);
                 auto sync_bn = sync_group ? sync_group->communicator(rank) : nullptr;
+                std::unique_ptr<comm::Communicator> gpu =
+                    gpu_group ? gpu_group->communicator(rank) : nullptr;
+                comm::Communicator& comm = gpu ? *gpu : *host;
                 if (communicator_hook_)
-                    communicator_hook_(rank, *comm);
-                ends[std::size_t(rank)] = run_device(rank, *comm, sync_bn.get(), info);
+                    communicator_hook_(rank, comm);
+                ends[std::size_t(rank)] = run_device(rank, comm, *host, sync_bn.get(), info);
             } catch (const comm::Aborted& e) {
                 // Released because another device failed, the run was cancelled, or someone
                 // else aborted one of the groups: then the other one too, where another device
@@ -126,9 +160,7 @@ RunEnd Trainer::train() {
                     if (!abort_reason)
                         abort_reason = e.what();
                 }
-                group->abort(e.what());
-                if (sync_group)
-                    sync_group->abort(e.what());
+                abort_all(e.what());
             } catch (const std::exception& e) {
                 {
                     std::lock_guard lock(failure_mutex);
@@ -139,11 +171,7 @@ RunEnd Trainer::train() {
                                          0,
                                          {}};
                 }
-                const std::string reason =
-                    "device " + std::to_string(rank) + " failed: " + e.what();
-                group->abort(reason);
-                if (sync_group)
-                    sync_group->abort(reason);
+                abort_all("device " + std::to_string(rank) + " failed: " + e.what());
             }
         });
     }
@@ -165,13 +193,16 @@ RunEnd Trainer::train() {
     return ends[0];
 }
 
-RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicator* sync_bn,
-                           const RunInfo& info) {
+RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicator& host,
+                           comm::Communicator* sync_bn, const RunInfo& info) {
     const auto& train = data_.train;
     const int devices = spec_.devices;
     const Shape image{1, train.channels, train.height, train.width};
-    DeviceWorker worker(spec_, image, std::make_unique<cpu::CpuBackend>(info.threads_per_device),
-                        comm, sync_bn);
+    std::unique_ptr<Backend> backend =
+        gpus_.empty()
+            ? std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(info.threads_per_device))
+            : make_gpu_backend({.gpu = gpus_[std::size_t(rank)]});
+    DeviceWorker worker(spec_, image, std::move(backend), comm, sync_bn, &host);
     worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);
@@ -219,8 +250,9 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
         double epoch_seconds = 0;
         for (int s = 0; s < info.steps_per_epoch; ++s) {
             if (cancelled_.load(std::memory_order_relaxed)) {
-                // Both groups: another rank may already wait in a sync-BN collective.
+                // Every group: another rank may already wait in a sync-BN collective.
                 comm.abort("cancelled");
+                host.abort("cancelled");
                 if (sync_bn)
                     sync_bn->abort("cancelled");
                 return ending(RunEnd{RunStatus::Cancelled,

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "comm/communicator.h"
 
@@ -53,11 +54,14 @@ class Trainer {
 
   private:
     RunEnd train();
-    // sync_bn: this rank of the synchronised batch norm's group, or null (see DeviceWorker).
-    RunEnd run_device(int rank, comm::Communicator& comm, comm::Communicator* sync_bn,
-                      const RunInfo& info);
+    // comm: this rank's communicator for device memory; host: for host memory (the same one
+    // for CPU devices); sync_bn: this rank of the synchronised batch norm's group, or null (see
+    // DeviceWorker).
+    RunEnd run_device(int rank, comm::Communicator& comm, comm::Communicator& host,
+                      comm::Communicator* sync_bn, const RunInfo& info);
 
     RunSpec spec_;
+    std::vector<int> gpus_;  // a GPU run's GPUs, one per rank, checked against the machine
     const data::TrainTest& data_;
     MetricsSink& sink_;
     std::atomic<bool> cancelled_{false};

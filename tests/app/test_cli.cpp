@@ -1,5 +1,6 @@
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -12,6 +13,7 @@
 
 #include <memory>
 
+#include "backend/device_inventory.h"
 #include "cli_process.h"
 #include "run_store.h"
 
@@ -127,6 +129,7 @@ class TestCli : public QObject {
         r = run_cli({"bench", "allreduce", "--help"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.contains("--devices") && r.out.contains("busbw"));
+        QVERIFY(r.out.contains("--backend") && r.out.contains("--gpus"));
         r = run_cli({"--version"});
         QVERIFY_EXIT(r, 0);
         QVERIFY(r.out.startsWith("scalelab-cli "));
@@ -201,6 +204,13 @@ class TestCli : public QObject {
             << QStringList{"bench", "allreduce", "--sizes", "1M,0"} << "--sizes";
         QTest::newRow("allreduce iters 0")
             << QStringList{"bench", "allreduce", "--iters", "0"} << "--iters";
+        QTest::newRow("allreduce backend tpu")
+            << QStringList{"bench", "allreduce", "--backend", "tpu"} << "--backend";
+        QTest::newRow("allreduce gpus with cpu")
+            << QStringList{"bench", "allreduce", "--gpus", "0"} << "--gpus lists CUDA GPUs";
+        QTest::newRow("allreduce gpus not indices")
+            << QStringList{"bench", "allreduce", "--backend", "cuda", "--gpus", "0,x"}
+            << "'x' in the GPU list '0,x' is not a GPU index";
     }
     void bad_input_exits_2_with_a_message() {
         QFETCH(QStringList, args);
@@ -277,6 +287,61 @@ class TestCli : public QObject {
         QVERIFY2(algbw > 0.0, qPrintable(lines.front()));
         // busbw = algbw * 2 (N - 1) / N, which is algbw itself for 2 devices.
         QVERIFY(qAbs(row["busbw_GBs"].toDouble() - algbw) <= 1e-9 * algbw);
+    }
+
+    // The whole GPU path end to end where there is a GPU (cnn has every kind of layer the GPU
+    // backend runs: convolution, batch norm, pooling, dropout, linear, the loss); where there is
+    // none, the machine's reason, like a flag to fix, and nothing trained.
+    void train_on_a_gpu_trains_or_says_why_not() {
+        const scalelab::DeviceInventory inventory = scalelab::discover_devices();
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("m.jsonl");
+        QStringList args = small_synthetic_run +
+                           QStringList{"--device", "gpu", "--metrics-out", metrics, "--no-store"};
+        args[args.indexOf("mlp")] = "cnn";
+        const CliResult r = run_cli(args);
+        QVERIFY2(!r.crashed, qPrintable(r.err));
+        if (inventory.gpus.empty()) {
+            QVERIFY_EXIT(r, 2);
+            QVERIFY2(r.err.contains("error: 1 GPU asked for, but no GPU can be used here: " +
+                                    QString::fromStdString(inventory.no_gpu_reason)),
+                     qPrintable(r.err));
+            QVERIFY(!QFile::exists(metrics) || QFileInfo(metrics).size() == 0);
+            return;
+        }
+        QVERIFY_EXIT(r, 0);
+        QVERIFY2(r.out.contains("finished"), qPrintable(r.out));
+        const QList<QJsonObject> steps = rows_of_type(read_rows(metrics), "step");
+        QCOMPARE(steps.size(), 8);
+        QVERIFY(steps.back()["loss"].toDouble() < steps.front()["loss"].toDouble());
+    }
+
+    void bench_allreduce_on_gpus_measures_or_says_why_not() {
+        const scalelab::DeviceInventory inventory = scalelab::discover_devices();
+        const CliResult r = run_cli(
+            {"bench", "allreduce", "--backend", "cuda", "--sizes", "1M", "--iters", "3", "--json"});
+        QVERIFY2(!r.crashed, qPrintable(r.err));
+        if (inventory.gpus.empty()) {
+            // No GPU: a message with the machine's reason, like a flag to fix; nothing measured.
+            QVERIFY_EXIT(r, 2);
+            QVERIFY2(r.err.contains("error: --backend cuda measures NCCL between GPUs, but no "
+                                    "GPU can be used here: " +
+                                    QString::fromStdString(inventory.no_gpu_reason)),
+                     qPrintable(r.err));
+            QVERIFY(r.out.isEmpty());
+            return;
+        }
+        QVERIFY_EXIT(r, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        const QJsonObject row = QJsonDocument::fromJson(lines.front().toUtf8()).object();
+        const auto gpus = static_cast<int>(inventory.gpus.size());
+        QCOMPARE(row["devices"].toInt(), gpus);
+        QCOMPARE(row["bytes"].toInteger(), qint64(1) << 20);
+        const double algbw = row["algbw_GBs"].toDouble();
+        QVERIFY2(row["time_ms"].toDouble() > 0.0 && algbw > 0.0, qPrintable(lines.front()));
+        const double busbw = algbw * 2.0 * (gpus - 1) / gpus;
+        QVERIFY(qAbs(row["busbw_GBs"].toDouble() - busbw) <= 1e-9 * algbw);
     }
 
     void malformed_config_exits_2_with_the_line() {

@@ -94,6 +94,10 @@ class TestCliOptions : public QObject {
                                                  "5",
                                                  "--milestones",
                                                  "30,60",
+                                                 "--device",
+                                                 "gpu",
+                                                 "--gpus",
+                                                 "2,0",
                                                  "--min-lr",
                                                  "0.001",
                                                  "--warmup-steps",
@@ -142,6 +146,8 @@ class TestCliOptions : public QObject {
         QCOMPARE(s.gamma, 0.5);
         QCOMPARE(s.step_epochs, 5);
         QCOMPARE(s.milestones, (std::vector<int>{30, 60}));
+        QCOMPARE(s.device, scalelab::DeviceKind::Gpu);
+        QCOMPARE(s.gpus, (std::vector<int>{2, 0}));
         QCOMPARE(s.min_lr, 0.001);
         QCOMPARE(s.warmup_length, 200.0);
         QCOMPARE(s.warmup_unit, scalelab::WarmupUnit::Steps);
@@ -232,6 +238,8 @@ class TestCliOptions : public QObject {
             QVERIFY2(parse_train_options({"--schedule", v}).problems.empty(), v);
         for (const char* v : {"none", "flip", "crop-flip", "assessment"})
             QVERIFY2(parse_train_options({"--augment", v}).problems.empty(), v);
+        for (const char* v : {"cpu", "gpu"})
+            QVERIFY2(parse_train_options({"--device", v}).problems.empty(), v);
         QCOMPARE(parse_train_options({"--schedule", "exp"}).options.spec.schedule,
                  scalelab::ScheduleKind::Exp);
         QCOMPARE(parse_train_options({"--optimizer=adamw"}).options.spec.optimizer,
@@ -614,6 +622,10 @@ class TestCliOptions : public QObject {
             << QString::fromStdString("--log-level expects " + log_level_names() + ", got 'loud'");
         QTest::newRow("milestones") << QStringList{"--milestones", "30;60"}
                                     << "--milestones expects whole numbers like 30,60, got '30;60'";
+        QTest::newRow("gpus") << QStringList{"--gpus", "0,one"}
+                              << "--gpus expects GPU indices like 0,2, got '0,one'";
+        QTest::newRow("device") << QStringList{"--device", "tpu"}
+                                << "--device expects one of cpu|gpu, got 'tpu'";
         QTest::newRow("targets")
             << QStringList{"--targets", "high"}
             << "--targets expects accuracies in (0, 1] like 0.85,0.9, got 'high'";
@@ -652,6 +664,38 @@ class TestCliOptions : public QObject {
                          "G), got '1M,abc'"));
         QCOMPARE(only_problem(parse_runs_options(RunsAction::Export, {"1", "-o", ""})),
                  QString("--output needs a file name"));
+    }
+
+    void bench_allreduce_backend_and_gpus() {
+        const ParsedBenchAllReduceOptions cpu = parse_bench_allreduce_options({});
+        QVERIFY2(cpu.problems.empty(), qPrintable(joined(cpu.problems)));
+        QCOMPARE(cpu.options.backend, AllReduceBackend::Cpu);
+        QVERIFY(cpu.options.gpus.empty());
+        QVERIFY(!cpu.options.devices_given);
+
+        const ParsedBenchAllReduceOptions listed =
+            parse_bench_allreduce_options({"--gpus", "0,2", "--backend", "cuda"});
+        QVERIFY2(listed.problems.empty(), qPrintable(joined(listed.problems)));
+        QCOMPARE(listed.options.backend, AllReduceBackend::Cuda);
+        QCOMPARE(listed.options.gpus, std::string("0,2"));
+
+        const ParsedBenchAllReduceOptions first =
+            parse_bench_allreduce_options({"--backend", "cuda", "--devices", "3"});
+        QVERIFY2(first.problems.empty(), qPrintable(joined(first.problems)));
+        QVERIFY(first.options.devices_given);
+        QCOMPARE(first.options.devices, 3);
+
+        QCOMPARE(only_problem(parse_bench_allreduce_options({"--backend", "gpu"})),
+                 QString("--backend expects cpu or cuda, got 'gpu'"));
+        QCOMPARE(only_problem(parse_bench_allreduce_options({"--gpus", "0,1"})),
+                 QString("--gpus lists CUDA GPUs: add --backend cuda, or give --devices N for CPU "
+                         "devices"));
+        QCOMPARE(only_problem(parse_bench_allreduce_options(
+                     {"--backend", "cuda", "--gpus", "0", "--devices", "2"})),
+                 QString("give --gpus or --devices, not both: --gpus lists the GPUs, --devices N "
+                         "takes the first N"));
+        QCOMPARE(only_problem(parse_bench_allreduce_options({"--backend", "cuda", "--gpus="})),
+                 QString("--gpus needs GPU indices such as 0,1"));
     }
 
     void lesson_options_are_checked_data() {

@@ -22,6 +22,8 @@ RunSpec spec_with_every_field_changed() {
     s.synthetic_channels = 3;
     s.synthetic_size = 32;
     s.augment = scalelab::Augmentation::CropFlip;
+    s.device = scalelab::DeviceKind::Gpu;
+    s.gpus = {1, 0};
     s.train_subset = 4096;
     s.test_subset = 1024;
     s.epochs = 90;
@@ -76,12 +78,12 @@ bool same(const RunSpec& a, const RunSpec& b) {
            a.synthetic_test == b.synthetic_test && a.synthetic_channels == b.synthetic_channels &&
            a.synthetic_size == b.synthetic_size && a.augment == b.augment &&
            a.train_subset == b.train_subset && a.test_subset == b.test_subset &&
-           a.epochs == b.epochs && a.batch == b.batch && a.devices == b.devices &&
-           a.accumulation == b.accumulation && a.bucket_mb == b.bucket_mb &&
-           a.first_bucket_mb == b.first_bucket_mb && a.overlap == b.overlap &&
-           a.sync_bn == b.sync_bn && a.lr == b.lr && a.momentum == b.momentum &&
-           a.nesterov == b.nesterov && a.weight_decay == b.weight_decay &&
-           a.decay_norm_and_bias == b.decay_norm_and_bias &&
+           a.epochs == b.epochs && a.batch == b.batch && a.device == b.device &&
+           a.devices == b.devices && a.gpus == b.gpus && a.accumulation == b.accumulation &&
+           a.bucket_mb == b.bucket_mb && a.first_bucket_mb == b.first_bucket_mb &&
+           a.overlap == b.overlap && a.sync_bn == b.sync_bn && a.lr == b.lr &&
+           a.momentum == b.momentum && a.nesterov == b.nesterov &&
+           a.weight_decay == b.weight_decay && a.decay_norm_and_bias == b.decay_norm_and_bias &&
            a.label_smoothing == b.label_smoothing && a.schedule == b.schedule &&
            a.gamma == b.gamma && a.step_epochs == b.step_epochs && a.milestones == b.milestones &&
            a.min_lr == b.min_lr && a.warmup_length == b.warmup_length &&
@@ -162,6 +164,11 @@ class TestRunSpecJson : public QObject {
             spec.lr_scaling = v;
             QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).lr_scaling, v);
         }
+        for (auto v : {scalelab::DeviceKind::Cpu, scalelab::DeviceKind::Gpu}) {
+            RunSpec spec;
+            spec.device = v;
+            QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).device, v);
+        }
         for (auto v : {scalelab::Augmentation::None, scalelab::Augmentation::Flip,
                        scalelab::Augmentation::CropFlip, scalelab::Augmentation::Assessment}) {
             RunSpec spec;
@@ -179,7 +186,7 @@ class TestRunSpecJson : public QObject {
 
     void every_field_has_a_key_named_as_the_field() {
         const QJsonObject json = scalelab::run_spec_to_json(spec_with_every_field_changed());
-        QCOMPARE(json.size(), 54);
+        QCOMPARE(json.size(), 56);
         QCOMPARE(json.value("schedule").toString(), QString("multistep"));
         QCOMPARE(json.value("augment").toString(), QString("crop-flip"));
         QCOMPARE(json.value("optimizer").toString(), QString("novograd"));

@@ -169,6 +169,7 @@ class TestExperimentForm : public QObject {
     void optimizerShowsOnlyItsSettings();
     void moreDevicesThanCoresWarns();
     void gpuInventoryLimitsDevices();
+    void gpusWithoutAGpuSayWhy();
     void sweepExpandsDevicesOutermost();
     void badSweepEntryIsMarked();
     void startAndSweepEmitWhenValid();
@@ -545,12 +546,33 @@ void TestExperimentForm::gpuInventoryLimitsDevices() {
     inventory.gpus = {gpu, gpu};
     inventory.gpus[1].index = 1;
     auto form = shown_form(inventory);
+    QVERIFY(!form->field("gpus")->isVisibleTo(form.get()));
+    choose(form->field("device"), "gpu");
+    QVERIFY(form->field("gpus")->isVisibleTo(form.get()));
     type(form->field("devices"), "2");
     QVERIFY(form->isValid());
+    QCOMPARE(form->spec().device, scalelab::DeviceKind::Gpu);
     type(form->field("devices"), "3");
-    QVERIFY2(form->fieldProblem("devices").contains("2 GPUs"),
-             qPrintable(form->fieldProblem("devices")));
+    QCOMPARE(form->fieldProblem("devices"),
+             QString("3 GPUs asked for, but this machine has 2: ask for at most 2"));
     QVERIFY(!label(*form, "device_warning")->isVisibleTo(form.get()));
+    // A list names the GPUs; one that is not there is marked on the list.
+    type(form->field("devices"), "2");
+    type(form->field("gpus"), "1, 2");
+    QCOMPARE(form->fieldProblem("gpus"),
+             QString("GPU 2 does not exist: this machine has GPUs 0 and 1"));
+    type(form->field("gpus"), "1, 0");
+    QVERIFY(form->isValid());
+    QCOMPARE(form->spec().gpus, (std::vector<int>{1, 0}));
+}
+
+void TestExperimentForm::gpusWithoutAGpuSayWhy() {
+    auto form = shown_form();
+    choose(form->field("device"), "gpu");
+    QVERIFY(!form->isValid());
+    QCOMPARE(form->fieldProblem("device"),
+             QString("1 GPU asked for, but no GPU can be used here: ") +
+                 QString::fromStdString(two_cpu_cores().no_gpu_reason));
 }
 
 void TestExperimentForm::sweepExpandsDevicesOutermost() {

@@ -3,12 +3,15 @@
 #include <omp.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "error.h"
+#include "optim/make_optimizer.h"
 
 namespace scalelab::cpu {
 
@@ -77,6 +80,46 @@ std::unique_ptr<ReorderKernel> CpuBackend::to_plain(const TensorDesc& x) {
 std::unique_ptr<SoftmaxCrossEntropyKernel> CpuBackend::softmax_cross_entropy(
     const TensorDesc& logits, float label_smoothing) {
     return make_softmax_cross_entropy(logits, label_smoothing);
+}
+
+std::unique_ptr<optim::Optimizer> CpuBackend::optimizer(const RunSpec& spec,
+                                                        std::vector<optim::ParamSegment> segments) {
+    return optim::make_optimizer(spec, std::move(segments));
+}
+
+void CpuBackend::copy(std::span<const float> from, std::span<float> to) {
+    std::copy(from.begin(), from.end(), to.begin());
+}
+
+void CpuBackend::add_to(std::span<const float> from, std::span<float> to) {
+    for (std::size_t i = 0; i < from.size(); ++i)
+        to[i] += from[i];
+}
+
+void CpuBackend::accumulate_squared_norm(std::span<const float> v) {
+    double sq = 0;
+    for (float x : v)
+        sq += double(x) * x;
+    squared_norm_ += sq;
+}
+
+double CpuBackend::take_squared_norm() {
+    return std::exchange(squared_norm_, 0.0);
+}
+
+namespace {
+
+// A CPU kernel's work is done when its call returns: there is never anything to wait for.
+class DoneFence final : public Fence {
+  public:
+    void mark() override {}
+    void wait() override {}
+};
+
+}  // namespace
+
+std::unique_ptr<Fence> CpuBackend::make_fence() {
+    return std::make_unique<DoneFence>();
 }
 
 }  // namespace scalelab::cpu

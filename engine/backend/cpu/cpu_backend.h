@@ -32,9 +32,19 @@ class CpuBackend final : public Backend {
     std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(
         const TensorDesc& logits, float label_smoothing) override;
 
+    std::unique_ptr<optim::Optimizer> optimizer(const RunSpec& spec,
+                                                std::vector<optim::ParamSegment> segments) override;
+    void copy(std::span<const float> from, std::span<float> to) override;
+    void add_to(std::span<const float> from, std::span<float> to) override;
+    void accumulate_squared_norm(std::span<const float> v) override;
+    double take_squared_norm() override;
+    std::unique_ptr<Fence> make_fence() override;
+    void synchronize() override {}
+
   private:
     int threads_;
     DnnlContext ctx_;
+    double squared_norm_ = 0;
 };
 
 // The number of cores this process may use (its CPU affinity), at least 1.

@@ -8,6 +8,14 @@ namespace scalelab::cuda {
 
 namespace {
 
+// "GPU 0" or "GPUs 0, 1, 3".
+std::string gpus_text(const std::vector<int>& gpus) {
+    std::string text = gpus.size() == 1 ? "GPU " : "GPUs ";
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+        text += (i > 0 ? ", " : "") + std::to_string(gpus[i]);
+    return text;
+}
+
 constexpr const char* cpu_fallback = "; runs use CPU devices";
 
 std::string version_text(int version) {
@@ -87,6 +95,24 @@ GpuDiscovery discover_gpus() {
         found.no_gpu_reason = cannot_use_gpus(error);
     }
     return found;
+}
+
+void require_gpus(const std::vector<int>& gpus) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+        cudaGetLastError();  // the failed call's error is answered here, not by a later call
+        throw Error(
+            ErrorKind::InvalidSpec,
+            gpus_text(gpus) + " asked for, but no GPU can be used: " + no_gpu_reason(probe_cuda()));
+    }
+    for (int gpu : gpus)
+        if (gpu < 0 || gpu >= count)
+            throw Error(ErrorKind::InvalidSpec,
+                        "GPU " + std::to_string(gpu) + " asked for, but this machine has " +
+                            (count == 1 ? std::string("1 GPU (0)")
+                                        : std::to_string(count) + " GPUs (0 to " +
+                                              std::to_string(count - 1) + ")") +
+                            ": ask for one of those (scalelab-cli devices lists them)");
 }
 
 }  // namespace scalelab::cuda

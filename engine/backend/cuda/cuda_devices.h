@@ -37,4 +37,8 @@ struct GpuDiscovery {
 // Every GPU with its name, memory, compute capability and the GPUs it can access directly.
 GpuDiscovery discover_gpus();
 
+// Throws Error(InvalidSpec) unless every index names a GPU of this machine: the message gives
+// the reason when no GPU can be used, or the indices there are.
+void require_gpus(const std::vector<int>& gpus);
+
 }  // namespace scalelab::cuda

@@ -4,19 +4,15 @@
 
 namespace scalelab::cuda {
 
-namespace {
-
-Error call_failed(bool out_of_memory, std::string_view call, const std::string& what) {
+Error library_call_failed(bool out_of_memory, std::string_view call, const std::string& what) {
     std::string message = std::string(call) + " failed: " + what;
     if (out_of_memory)
         return Error(ErrorKind::OutOfMemory, message + ": use a smaller batch or model");
     return Error(ErrorKind::Internal, message);
 }
 
-}  // namespace
-
 Error cuda_error(cudaError_t status, std::string_view call) {
-    return call_failed(
+    return library_call_failed(
         status == cudaErrorMemoryAllocation, call,
         std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")");
 }

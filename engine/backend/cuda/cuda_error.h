@@ -2,6 +2,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <string>
 #include <string_view>
 
 #include "error.h"
@@ -12,6 +13,10 @@ namespace scalelab::cuda {
 // Internal otherwise. The message names `call` and gives the runtime's own words, e.g.
 // "cudaMalloc failed: out of memory (cudaErrorMemoryAllocation)".
 Error cuda_error(cudaError_t status, std::string_view call);
+
+// The error every GPU library's failed call becomes: "<call> failed: <what>", OutOfMemory (with
+// what to make smaller) when the library ran out of memory, Internal otherwise.
+Error library_call_failed(bool out_of_memory, std::string_view call, const std::string& what);
 
 // Throws the error above unless `status` is success:
 // check_cuda(cudaMalloc(&p, bytes), "cudaMalloc").

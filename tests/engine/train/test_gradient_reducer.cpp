@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 
+#include "backend/cpu/cpu_backend.h"
 #include "comm/thread_comm.h"
 #include "train/gradient_reducer.h"
 
@@ -63,7 +64,8 @@ class GradientReducerTest : public QObject {
             ranks.emplace_back([&, r] {
                 auto comm = group->communicator(r);
                 auto& g = grads[std::size_t(r)];
-                GradientReducer reducer(*comm, g, buckets, overlap);
+                cpu::CpuBackend backend(1);
+                GradientReducer reducer(backend, *comm, g, buckets, overlap);
                 const auto step_start = GradientReducer::Clock::now();
                 reducer.begin(accumulated, step_start);
                 // Backward writes gradients in layout order and announces each parameter.
@@ -106,8 +108,9 @@ class GradientReducerTest : public QObject {
         auto group = comm::ThreadGroup::create(1);
         auto comm = group->communicator(0);
         std::vector<float> g(100, 2.0f);
-        GradientReducer reducer(*comm, g, plan_buckets(std::vector<std::size_t>{10, 100}, 4, 40),
-                                false);
+        cpu::CpuBackend backend(1);
+        GradientReducer reducer(backend, *comm, g,
+                                plan_buckets(std::vector<std::size_t>{10, 100}, 4, 40), false);
         QCOMPARE(reducer.buckets().size(), std::size_t(2));
         reducer.begin({}, GradientReducer::Clock::now());
         reducer.finish();

@@ -79,6 +79,16 @@ const std::vector<Mistake>& mistakes() {
          "batch must be between 1 and 65536 images per device (got 70000)"},
         {"devices", [](RunSpec& s) { s.devices = 17; },
          "devices must be between 1 and 16 CPU devices (got 17)"},
+        {"gpus on cpu", [](RunSpec& s) { s.gpus = {0}; },
+         "gpus lists GPUs for a run on CPU devices: set device to gpu, or leave gpus empty"},
+        {"gpus count",
+         [](RunSpec& s) {
+             s.device = DeviceKind::Gpu;
+             s.devices = 2;
+             s.gpus = {1};
+         },
+         "gpus lists 1 GPU(s) for 2 device(s): list one GPU per device, or leave gpus empty for "
+         "the first ones"},
         {"accumulation", [](RunSpec& s) { s.accumulation = 0; },
          "accumulation must be between 1 and 1024 micro-batches (got 0)"},
         {"bucket_mb", [](RunSpec& s) { s.bucket_mb = 0; }, "bucket_mb must be in (0, 1024] MB"},

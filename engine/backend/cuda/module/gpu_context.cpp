@@ -1,0 +1,74 @@
+#include "backend/cuda/module/gpu_context.h"
+
+#include <string>
+
+#include "backend/cuda/cuda_devices.h"
+#include "backend/cuda/module/library_errors.h"
+
+namespace scalelab::cuda {
+
+namespace {
+
+void free_device(float* p) {
+    cudaFree(p);  // a destructor cannot report; a failing cudaFree means the context is gone
+}
+
+}  // namespace
+
+GpuContext::GpuContext(const GpuBackendOptions& options) : options_(options) {
+    require_gpus({options.gpu});
+    check_cuda(cudaSetDevice(options.gpu), "cudaSetDevice");
+    try {
+        check_cuda(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
+                   "cudaStreamCreateWithFlags");
+        check_cudnn(cudnnCreate(&cudnn_), "cudnnCreate");
+        check_cudnn(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
+        check_cublas(cublasCreate(&cublas_), "cublasCreate");
+        check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
+        // TF32 only when asked for: pedantic math keeps cuBLAS to true float arithmetic, so
+        // that results match the CPU backend within float rounding.
+        check_cublas(cublasSetMathMode(
+                         cublas_, options.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+                     "cublasSetMathMode");
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+GpuContext::~GpuContext() {
+    release();
+}
+
+void GpuContext::release() {
+    if (cublas_ != nullptr)
+        cublasDestroy(cublas_);
+    if (cudnn_ != nullptr)
+        cudnnDestroy(cudnn_);
+    if (stream_ != nullptr) {
+        cudaStreamSynchronize(stream_);
+        cudaStreamDestroy(stream_);
+    }
+    cublas_ = nullptr;
+    cudnn_ = nullptr;
+    stream_ = nullptr;
+}
+
+DeviceBuffer GpuContext::allocate(std::size_t floats) {
+    void* p = nullptr;
+    const std::size_t bytes = (floats == 0 ? 1 : floats) * sizeof(float);
+    check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+    DeviceBuffer buffer(static_cast<float*>(p), floats, &free_device);
+    check_cuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
+    return buffer;
+}
+
+void GpuContext::synchronize() {
+    check_cuda(cudaStreamSynchronize(stream_), "a GPU kernel");
+}
+
+void check_launch(const char* kernel) {
+    check_cuda(cudaGetLastError(), std::string("launching ") + kernel);
+}
+
+}  // namespace scalelab::cuda

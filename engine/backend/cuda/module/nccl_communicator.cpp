@@ -1,0 +1,488 @@
+#include "backend/cuda/module/nccl_communicator.h"
+
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#include "backend/cuda/cuda_error.h"
+#include "backend/cuda/module/library_errors.h"
+#include "error.h"
+
+namespace scalelab::cuda {
+
+namespace {
+
+// How often the watchdog looks at the communicators: a failure or a timeout ends the group
+// within this much of happening, and 20 polls a second cost nothing next to a training step.
+constexpr std::chrono::milliseconds kWatchdogPeriod{50};
+
+// How long abort waits for a rank to come out of an NCCL call before freeing its communicator
+// anyway. An enqueue takes microseconds; one that takes longer is waiting on the host for its
+// peers (NCCL connects GPUs lazily, inside the first collective that needs a connection), and
+// only NCCL's own abort flag, which ncclCommAbort raises, can release it.
+constexpr std::chrono::seconds kEnqueueGrace{5};
+
+std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::string seconds_text(double seconds) {
+    std::ostringstream text;
+    text << seconds << " s";
+    return text.str();
+}
+
+// Makes a GPU current on this thread for the guard's lifetime, then the one that was current:
+// group creation and destruction run on the creator's thread, which has a GPU of its own.
+class DeviceRestorer {
+  public:
+    DeviceRestorer() { cudaGetDevice(&previous_); }
+    ~DeviceRestorer() { cudaSetDevice(previous_); }
+    DeviceRestorer(const DeviceRestorer&) = delete;
+    DeviceRestorer& operator=(const DeviceRestorer&) = delete;
+
+  private:
+    int previous_ = 0;
+};
+
+// Marks a rank's collective in flight for the watchdog while it lives.
+class InFlight {
+  public:
+    InFlight(std::atomic<std::int64_t>& since_ns, std::atomic<const char*>& name, const char* what)
+        : since_ns_(since_ns) {
+        name.store(what, std::memory_order_relaxed);
+        since_ns_.store(now_ns(), std::memory_order_release);
+    }
+    ~InFlight() { since_ns_.store(0, std::memory_order_release); }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+
+  private:
+    std::atomic<std::int64_t>& since_ns_;
+};
+
+}  // namespace
+
+// ---- NcclGroup ----
+
+std::shared_ptr<NcclGroup> NcclGroup::create(const GpuGroupOptions& options) {
+    check_nccl_group_options(options);
+    // From here on the destructor releases whatever exists if a step throws.
+    auto group = std::make_shared<NcclGroup>(Private{}, options);
+    group->create_rank_resources();
+    group->watchdog_ = std::thread(&NcclGroup::watch, group.get());
+    group->connect_ranks();
+    return group;
+}
+
+NcclGroup::NcclGroup(Private, const GpuGroupOptions& options)
+    : options_(options), ranks_(options.gpus.size()) {
+    for (std::size_t r = 0; r < ranks_.size(); ++r)
+        ranks_[r].gpu = options.gpus[r];
+}
+
+NcclGroup::~NcclGroup() {
+    {
+        std::lock_guard lock(watchdog_mutex_);
+        watchdog_stop_ = true;
+    }
+    watchdog_wake_.notify_all();
+    if (watchdog_.joinable())
+        watchdog_.join();
+    {
+        // No rank is left (each communicator holds the group), and every rank waited for its
+        // last collective, so nothing is in flight: ncclCommDestroy does not wait on anything.
+        std::lock_guard lock(comms_mutex_);
+        if (!comms_released_) {
+            comms_released_ = true;
+            DeviceRestorer restore;
+            // An intra-node collective of NCCL's, like ncclCommAbort: one group for all.
+            ncclGroupStart();
+            for (Rank& rank : ranks_)
+                if (rank.comm != nullptr)
+                    ncclCommDestroy(rank.comm);
+            ncclGroupEnd();
+        }
+    }
+    release_rank_resources();
+}
+
+void NcclGroup::create_rank_resources() {
+    DeviceRestorer restore;
+    std::vector<ncclComm_t> comms(ranks_.size(), nullptr);
+    check_nccl(ncclCommInitAll(comms.data(), size(), options_.gpus.data()), "ncclCommInitAll");
+    for (std::size_t r = 0; r < ranks_.size(); ++r)
+        ranks_[r].comm = comms[r];
+    for (Rank& rank : ranks_) {
+        check_cuda(cudaSetDevice(rank.gpu), "cudaSetDevice");
+        check_cuda(cudaStreamCreateWithFlags(&rank.stream, cudaStreamNonBlocking),
+                   "cudaStreamCreateWithFlags");
+        const unsigned int blocking = cudaEventBlockingSync;
+        check_cuda(cudaEventCreateWithFlags(&rank.done, blocking | cudaEventDisableTiming),
+                   "cudaEventCreateWithFlags");
+        check_cuda(cudaEventCreateWithFlags(&rank.timing_start, blocking),
+                   "cudaEventCreateWithFlags");
+        check_cuda(cudaEventCreateWithFlags(&rank.timing_stop, blocking),
+                   "cudaEventCreateWithFlags");
+        void* value = nullptr;
+        check_cuda(cudaMalloc(&value, sizeof(float)), "cudaMalloc of the barrier's float");
+        rank.barrier_value = static_cast<float*>(value);
+        // On the communication stream, so that it is ordered before the first barrier.
+        check_cuda(cudaMemsetAsync(value, 0, sizeof(float), rank.stream), "cudaMemsetAsync");
+    }
+}
+
+void NcclGroup::connect_ranks() {
+    // One thread drives every GPU here, so the all-reduces are one NCCL group (NCCL's rule for
+    // several GPUs from one thread). The ranks' enqueue locks keep abort from freeing the
+    // communicators while NCCL is inside the calls; the in-flight marks let the watchdog end a
+    // connection that never completes.
+    std::vector<std::unique_lock<std::timed_mutex>> locks;
+    std::vector<std::unique_ptr<InFlight>> in_flight;
+    for (Rank& rank : ranks_) {
+        locks.emplace_back(rank.enqueue_mutex);
+        in_flight.push_back(
+            std::make_unique<InFlight>(rank.in_flight_since_ns, rank.in_flight_name, "connection"));
+    }
+    std::string failure;
+    {
+        DeviceRestorer restore;
+        ncclResult_t result = ncclGroupStart();
+        if (result == ncclSuccess) {
+            for (Rank& rank : ranks_)
+                if (result == ncclSuccess)
+                    result = ncclAllReduce(rank.barrier_value, rank.barrier_value, 1, ncclFloat32,
+                                           ncclSum, rank.comm, rank.stream);
+            const ncclResult_t ended = ncclGroupEnd();
+            if (result == ncclSuccess)
+                result = ended;
+        }
+        if (result != ncclSuccess)
+            failure = nccl_error(result, "ncclAllReduce").what();
+        for (Rank& rank : ranks_)
+            if (const cudaError_t recorded = cudaEventRecord(rank.done, rank.stream);
+                failure.empty() && recorded != cudaSuccess)
+                failure = cuda_error(recorded, "cudaEventRecord").what();
+    }
+    locks.clear();
+    if (failure.empty())
+        for (Rank& rank : ranks_)
+            if (const cudaError_t waited = cudaEventSynchronize(rank.done);
+                failure.empty() && waited != cudaSuccess)
+                failure = cuda_error(waited, "connecting the GPUs").what();
+    in_flight.clear();
+    if (failure.empty() && !aborted())
+        return;
+    // Aborted first, so that the destructor does not wait on kernels that never finish.
+    abort("NCCL could not connect the GPUs: " + failure);
+    std::string reason;
+    {
+        std::lock_guard lock(state_mutex_);
+        reason = reason_;
+    }
+    throw Error(ErrorKind::Internal, reason);
+}
+
+void NcclGroup::release_rank_resources() noexcept {
+    DeviceRestorer restore;
+    for (Rank& rank : ranks_) {
+        if (rank.stream == nullptr && rank.barrier_value == nullptr)
+            continue;
+        cudaSetDevice(rank.gpu);
+        // Destructors cannot report: a failure here means the GPU's context is already gone.
+        if (rank.done != nullptr)
+            cudaEventDestroy(rank.done);
+        if (rank.timing_start != nullptr)
+            cudaEventDestroy(rank.timing_start);
+        if (rank.timing_stop != nullptr)
+            cudaEventDestroy(rank.timing_stop);
+        if (rank.stream != nullptr)
+            cudaStreamDestroy(rank.stream);
+        if (rank.barrier_value != nullptr)
+            cudaFree(rank.barrier_value);
+    }
+}
+
+std::unique_ptr<comm::Communicator> NcclGroup::communicator(int rank) {
+    return nccl_communicator(rank);
+}
+
+std::unique_ptr<NcclCommunicator> NcclGroup::nccl_communicator(int rank) {
+    if (rank < 0 || rank >= size())
+        throw std::invalid_argument("rank " + std::to_string(rank) + " is not in a group of " +
+                                    std::to_string(size()) + " GPUs");
+    {
+        // One live communicator per rank: two would make NCCL calls on one communicator from
+        // two threads.
+        std::lock_guard lock(state_mutex_);
+        Rank& state = ranks_[static_cast<std::size_t>(rank)];
+        if (state.handed_out)
+            throw std::logic_error("rank " + std::to_string(rank) +
+                                   " of the GPU group already has a communicator: destroy it "
+                                   "before asking for another");
+        state.handed_out = true;
+    }
+    try {
+        return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(shared_from_this(), rank));
+    } catch (...) {
+        release_handout(rank);
+        throw;
+    }
+}
+
+void NcclGroup::release_handout(int rank) {
+    std::lock_guard lock(state_mutex_);
+    ranks_[static_cast<std::size_t>(rank)].handed_out = false;
+}
+
+void NcclGroup::abort(const std::string& reason) {
+    {
+        std::lock_guard lock(state_mutex_);
+        if (aborted_.load(std::memory_order_relaxed))
+            return;  // the first reason is the one every rank reports
+        reason_ = reason;
+        aborted_.store(true, std::memory_order_release);
+    }
+    abort_communicators();
+}
+
+void NcclGroup::abort_communicators() noexcept {
+    // Every rank that is inside an NCCL call comes out of it before its communicator is freed
+    // (a rank checks the abort flag, set above, under its lock before each call, so once the
+    // lock is ours it makes no further call). See kEnqueueGrace for the rank that does not.
+    std::vector<std::unique_lock<std::timed_mutex>> held;
+    held.reserve(ranks_.size());
+    for (Rank& rank : ranks_) {
+        std::unique_lock lock(rank.enqueue_mutex, std::defer_lock);
+        if (lock.try_lock_for(kEnqueueGrace))
+            held.push_back(std::move(lock));
+    }
+    std::lock_guard lock(comms_mutex_);
+    if (comms_released_)
+        return;
+    comms_released_ = true;
+    DeviceRestorer restore;
+    // Raises NCCL's abort flag, which its kernels poll: each stuck kernel returns, so the done
+    // events fire and the waiting ranks wake. One NCCL group: abort is an intra-node collective.
+    // Its result is not checked: the group is over either way, and this runs on the watchdog
+    // or in the middle of another error.
+    ncclGroupStart();
+    for (Rank& rank : ranks_)
+        if (rank.comm != nullptr)
+            ncclCommAbort(rank.comm);
+    ncclGroupEnd();
+}
+
+void NcclGroup::throw_aborted() const {
+    std::string reason;
+    {
+        std::lock_guard lock(state_mutex_);
+        reason = reason_;
+    }
+    throw comm::Aborted(reason);
+}
+
+float NcclGroup::run_collective(int rank_index, const char* name, const char* call,
+                                const Enqueue& enqueue, bool timed) {
+    Rank& rank = ranks_[static_cast<std::size_t>(rank_index)];
+    const std::string where =
+        "rank " + std::to_string(rank_index) + " (GPU " + std::to_string(rank.gpu) + ")";
+    InFlight in_flight(rank.in_flight_since_ns, rank.in_flight_name, name);
+    cudaEvent_t finished = timed ? rank.timing_stop : rank.done;
+
+    // Step 1: enqueue, under the rank's lock (see the class comment).
+    ncclResult_t result = ncclSuccess;
+    cudaError_t status = cudaSuccess;
+    const char* failed_call = call;
+    {
+        std::lock_guard lock(rank.enqueue_mutex);
+        if (aborted())
+            throw_aborted();
+        // The rank's thread works on its rank's GPU (its backend made it current already).
+        status = cudaSetDevice(rank.gpu);
+        failed_call = "cudaSetDevice";
+        if (status == cudaSuccess && timed) {
+            status = cudaEventRecord(rank.timing_start, rank.stream);
+            failed_call = "cudaEventRecord";
+        }
+        if (status == cudaSuccess) {
+            result = enqueue(rank.comm, rank.stream);
+            failed_call = call;
+        }
+        if (status == cudaSuccess && result == ncclSuccess) {
+            status = cudaEventRecord(finished, rank.stream);
+            failed_call = "cudaEventRecord";
+        }
+    }
+    if (result != ncclSuccess || status != cudaSuccess) {
+        if (aborted())
+            throw_aborted();
+        const Error error = result != ncclSuccess ? nccl_error(result, failed_call)
+                                                  : cuda_error(status, failed_call);
+        // The other ranks would wait for this one forever: end the group for them.
+        abort(where + " could not start its " + name + ": " + error.what());
+        throw error;
+    }
+
+    // Step 2: wait, sleeping (blocking-sync event), with no lock held.
+    const cudaError_t waited = cudaEventSynchronize(finished);
+
+    // Step 3: an abort while waiting means the kernels quit early; the data is not a result.
+    if (aborted())
+        throw_aborted();
+    if (waited != cudaSuccess) {
+        const Error error = cuda_error(waited, std::string(call) + " on the GPU");
+        abort(where + "'s " + name + " failed: " + error.what());
+        throw error;
+    }
+    if (!timed)
+        return 0.0f;
+    float ms = 0.0f;
+    check_cuda(cudaEventElapsedTime(&ms, rank.timing_start, rank.timing_stop),
+               "cudaEventElapsedTime");
+    return ms;
+}
+
+std::string NcclGroup::watchdog_problem() {
+    {
+        std::lock_guard lock(comms_mutex_);
+        if (comms_released_)
+            return {};
+        for (std::size_t r = 0; r < ranks_.size(); ++r) {
+            const Rank& rank = ranks_[r];
+            if (rank.comm == nullptr)
+                continue;
+            ncclResult_t async_error = ncclSuccess;
+            const ncclResult_t asked = ncclCommGetAsyncError(rank.comm, &async_error);
+            if (asked != ncclSuccess)
+                async_error = asked;
+            // ncclInProgress: a non-blocking operation still being set up, not an error.
+            if (async_error == ncclSuccess || async_error == ncclInProgress)
+                continue;
+            std::string what = ncclGetErrorString(async_error);
+            if (const char* last = ncclGetLastError(rank.comm); last != nullptr && *last != '\0')
+                what += std::string(" (") + last + ")";
+            return "NCCL failed on rank " + std::to_string(r) + " (GPU " +
+                   std::to_string(rank.gpu) + "): " + what +
+                   "; the GPU group's collectives were stopped. Check the GPUs and their links "
+                   "(nvidia-smi; NCCL_DEBUG=WARN prints NCCL's own account), then start again";
+        }
+    }
+    const std::int64_t now = now_ns();
+    const auto timeout_ns = static_cast<std::int64_t>(options_.timeout_seconds * 1e9);
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+        const Rank& rank = ranks_[r];
+        const std::int64_t since = rank.in_flight_since_ns.load(std::memory_order_acquire);
+        if (since == 0 || now - since <= timeout_ns)
+            continue;
+        return "rank " + std::to_string(r) + " (GPU " + std::to_string(rank.gpu) +
+               ") waited longer than the GPU group's timeout of " +
+               seconds_text(options_.timeout_seconds) + " in its " +
+               rank.in_flight_name.load(std::memory_order_relaxed) +
+               ": another rank never joined it (a rank that stopped or hangs, or ranks that "
+               "called different collectives), so the group's collectives were stopped";
+    }
+    return {};
+}
+
+void NcclGroup::watch() {
+    std::unique_lock lock(watchdog_mutex_);
+    while (!watchdog_wake_.wait_for(lock, kWatchdogPeriod, [this] { return watchdog_stop_; })) {
+        if (aborted())
+            continue;  // nothing left to watch; wait to be stopped
+        lock.unlock();
+        const std::string problem = watchdog_problem();
+        if (!problem.empty())
+            abort(problem);
+        lock.lock();
+    }
+}
+
+// ---- NcclCommunicator ----
+
+NcclCommunicator::NcclCommunicator(std::shared_ptr<NcclGroup> group, int rank)
+    : group_(std::move(group)), rank_(rank) {}
+
+NcclCommunicator::~NcclCommunicator() {
+    group_->release_handout(rank_);
+}
+
+void NcclCommunicator::abort(const std::string& reason) {
+    group_->abort(reason);
+}
+
+void NcclCommunicator::all_reduce(std::span<float> data, comm::ReduceOp op) {
+    reduce(data, op, /*timed=*/false);
+}
+
+float NcclCommunicator::timed_all_reduce(std::span<float> data, comm::ReduceOp op) {
+    return reduce(data, op, /*timed=*/true);
+}
+
+float NcclCommunicator::reduce(std::span<float> data, comm::ReduceOp op, bool timed) {
+    if (data.empty()) {
+        if (group_->aborted())
+            group_->throw_aborted();
+        return 0.0f;
+    }
+    const ncclRedOp_t nccl_op = op == comm::ReduceOp::Average ? ncclAvg : ncclSum;
+    return group_->run_collective(
+        rank_, "all_reduce", "ncclAllReduce",
+        [&](ncclComm_t comm, cudaStream_t stream) {
+            return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, nccl_op, comm,
+                                 stream);
+        },
+        timed);
+}
+
+void NcclCommunicator::broadcast(std::span<float> data, int root) {
+    if (root < 0 || root >= size())
+        throw std::logic_error("broadcast from root " + std::to_string(root) + " in a group of " +
+                               std::to_string(size()) + " ranks");
+    if (data.empty()) {
+        if (group_->aborted())
+            group_->throw_aborted();
+        return;
+    }
+    group_->run_collective(
+        rank_, "broadcast", "ncclBroadcast",
+        [&](ncclComm_t comm, cudaStream_t stream) {
+            return ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32, root, comm,
+                                 stream);
+        },
+        /*timed=*/false);
+}
+
+void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+    const std::size_t n = in.size();
+    const std::size_t needed = n * static_cast<std::size_t>(size());
+    if (out.size() != needed)
+        throw std::logic_error("all_gather of " + std::to_string(n) + " floats into " +
+                               std::to_string(out.size()) + " (needs size() * " +
+                               std::to_string(n) + " = " + std::to_string(needed) + ")");
+    if (n == 0) {
+        if (group_->aborted())
+            group_->throw_aborted();
+        return;
+    }
+    group_->run_collective(
+        rank_, "all_gather", "ncclAllGather",
+        [&](ncclComm_t comm, cudaStream_t stream) {
+            return ncclAllGather(in.data(), out.data(), n, ncclFloat32, comm, stream);
+        },
+        /*timed=*/false);
+}
+
+void NcclCommunicator::barrier() {
+    float* value = group_->ranks_[static_cast<std::size_t>(rank_)].barrier_value;
+    group_->run_collective(
+        rank_, "barrier", "ncclAllReduce",
+        [value](ncclComm_t comm, cudaStream_t stream) {
+            return ncclAllReduce(value, value, 1, ncclFloat32, ncclSum, comm, stream);
+        },
+        /*timed=*/false);
+}
+
+}  // namespace scalelab::cuda

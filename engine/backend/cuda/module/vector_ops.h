@@ -1,0 +1,51 @@
+#pragma once
+
+#include <span>
+
+#include "backend/backend.h"
+#include "backend/cuda/module/gpu_context.h"
+
+namespace scalelab::cuda {
+
+// to += from, elementwise, on the context's stream.
+void add_vector(GpuContext& ctx, std::span<const float> from, std::span<float> to);
+
+// A running sum of squared L2 norms kept on the GPU, so that adding a bucket's norm never waits
+// for the stream. add(v): partial sums of v_i^2 in double, one per block of a fixed grid, then
+// one block adds them in index order to the sum: the same bits on every run.
+class SquaredNormAccumulator {
+  public:
+    explicit SquaredNormAccumulator(GpuContext& ctx);
+    ~SquaredNormAccumulator();
+    SquaredNormAccumulator(const SquaredNormAccumulator&) = delete;
+    SquaredNormAccumulator& operator=(const SquaredNormAccumulator&) = delete;
+
+    void add(std::span<const float> v);
+    // Waits for the stream, returns the sum and sets it to 0.
+    double take();
+
+  private:
+    GpuContext& ctx_;
+    double* partials_ = nullptr;  // one per block of the grid
+    double* sum_ = nullptr;
+    double* host_sum_ = nullptr;  // pinned, for the copy back
+};
+
+// An event on the context's stream (see Fence): recorded by mark(), waited for by wait() without
+// spinning a core.
+class StreamFence final : public Fence {
+  public:
+    explicit StreamFence(GpuContext& ctx);
+    ~StreamFence() override;
+    StreamFence(const StreamFence&) = delete;
+    StreamFence& operator=(const StreamFence&) = delete;
+
+    void mark() override;
+    void wait() override;
+
+  private:
+    GpuContext& ctx_;
+    cudaEvent_t event_ = nullptr;
+};
+
+}  // namespace scalelab::cuda

@@ -1,0 +1,59 @@
+#pragma once
+
+// What the engine can ask of GPUs, whichever backend drives them. The CUDA backend keeps its
+// layers, optimisers and NCCL in a module (libscalelab_cuda.so) that is loaded the first time
+// one of these functions is called: linked into every program, cuBLAS, cuDNN and NCCL made each
+// one ~160 MB larger in memory from the start, GPU or not (measured: a program that only links
+// them is at 158 MB resident when main() begins). Without a GPU backend in the build, or
+// when the module cannot be loaded, each function throws Error(InvalidSpec) saying why.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "comm/allreduce_benchmark.h"
+#include "comm/communicator.h"
+
+namespace scalelab {
+
+struct GpuBackendOptions {
+    int gpu = 0;                 // the CUDA device index
+    bool tf32 = false;           // TF32 tensor-core math in convolutions and matrix products
+    bool deterministic = false;  // only algorithms that give the same bits on every run
+};
+
+// The NCCL communicators of one data-parallel group of GPUs: one rank per GPU, in `gpus` order.
+class GpuGroup {
+  public:
+    virtual ~GpuGroup() = default;
+    virtual int size() const = 0;
+    // Rank `rank`'s communicator over device memory (every span it is given is GPU memory of
+    // that rank's GPU). Its collectives run on a communication stream of their own; each call
+    // returns once the collective is complete (the Communicator contract). Use it on one thread.
+    virtual std::unique_ptr<comm::Communicator> communicator(int rank) = 0;
+    // Ends every rank's collectives (ncclCommAbort); waiting ranks throw comm::Aborted(reason).
+    virtual void abort(const std::string& reason) = 0;
+};
+
+struct GpuGroupOptions {
+    std::vector<int> gpus;  // CUDA device indices, each once
+    // A collective that has not finished after this long aborts the group: a rank that never
+    // arrives would otherwise hang every other one forever.
+    double timeout_seconds = 300;
+};
+
+// A backend on GPU options.gpu; create, use and destroy it on one thread (see Backend).
+std::unique_ptr<Backend> make_gpu_backend(const GpuBackendOptions& options);
+
+// Communicators for the GPUs, made together (ncclCommInitAll); the group's watchdog watches them
+// for NCCL's asynchronous errors and for collectives past the timeout.
+std::shared_ptr<GpuGroup> make_gpu_group(const GpuGroupOptions& options);
+
+// run_allreduce_benchmark's measurement over GPUs with NCCL: the same rows, each iteration timed
+// with CUDA events on every rank, the slowest rank's time kept.
+std::vector<comm::AllReduceRow> run_gpu_allreduce_benchmark(
+    const std::vector<int>& gpus, const std::vector<std::size_t>& sizes_bytes, int iterations);
+
+}  // namespace scalelab
