@@ -3,8 +3,12 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <utility>
 
+#include "backend/device_inventory.h"
+#include "backend/gpu_selection.h"
 #include "cli/bench_allreduce_command.h"
 #include "cli/bench_common.h"
 #include "cli/bench_options.h"
@@ -57,6 +61,7 @@ void print_json_row(const ThroughputConfig& config, const ThroughputResult& resu
                                 .add("batch", config.batch)
                                 .add("threads", config.threads)
                                 .add("devices", config.devices)
+                                .add("device", config.gpus.empty() ? "cpu" : "gpu")
                                 .add("channels", config.channels)
                                 .add("image_size", config.image_size)
                                 .add("images_per_s", result.images_per_s_median)
@@ -74,6 +79,16 @@ int bench_train(const std::vector<std::string>& args) {
     if (const auto done = start_bench(options, parsed.problems, bench_help(), help_command))
         return *done;
 
+    // With GPUs, the first N for each device count N: checked once, for the largest, before
+    // anything is measured.
+    std::vector<int> gpus;
+    if (options.device == DeviceKind::Gpu) {
+        GpuSelection selection = select_first_gpus(
+            *std::max_element(options.devices.begin(), options.devices.end()), discover_devices());
+        if (!selection.problems.empty())
+            return report_problems(selection.problems, help_command);
+        gpus = std::move(selection.indices);
+    }
     if (!options.json)
         print_table_header();
     for (const std::string& model : options.models) {
@@ -85,6 +100,8 @@ int bench_train(const std::vector<std::string>& args) {
                     config.batch = batch;
                     config.threads = threads;
                     config.devices = devices;
+                    if (options.device == DeviceKind::Gpu)
+                        config.gpus.assign(gpus.begin(), gpus.begin() + devices);
                     spdlog::debug("measuring {} at batch {} on {} devices of {} threads", model,
                                   batch, devices, threads);
                     ThroughputResult result;

@@ -1,5 +1,7 @@
 #include "cli/bench_options.h"
 
+#include <optional>
+
 #include "cli/flag_parser.h"
 #include "cli/flag_readers.h"
 #include "cli/flag_values.h"
@@ -19,7 +21,9 @@ const std::vector<Flag>& bench_flags() {
              "widening factor k of wrn (default " + std::to_string(defaults.width) + ")", what},
             {"batch", "B1,B2", "batch sizes per device, comma-separated (default 128)", what},
             {"threads", "T1,T2", "CPU threads per device, comma-separated (default 1)", what},
-            {"devices", "D1,D2", "CPU device counts, comma-separated (default 1)", what},
+            {"device", "NAME", "cpu|gpu: CPU devices, or the first --devices GPUs (default cpu)",
+             what},
+            {"devices", "D1,D2", "device counts, comma-separated (default 1)", what},
             {"channels", "N",
              "image channels, 1 or 3 (default " + std::to_string(defaults.channels) + ")", what},
             {"size", "N",
@@ -63,6 +67,13 @@ std::string apply(const GivenFlag& given, BenchTrainOptions& options) {
         options.devices = devices;
         return {};
     }
+    if (given.name == "device") {
+        const std::optional<DeviceKind> device = parse_device_kind(given.value);
+        if (!device)
+            return "--device expects cpu or gpu, got '" + given.value + "'";
+        options.device = *device;
+        return {};
+    }
     if (given.name == "channels")
         return read_positive(given, base.channels);
     if (given.name == "size")
@@ -90,12 +101,15 @@ std::string bench_help() {
         "windows after a warm-up. Prints images/s over all devices (median, min-max over the\n"
         "windows) and the GFLOP/s that implies, one row per combination of --model, --batch,\n"
         "--threads and --devices. --batch and --threads are per device: --devices 2 --threads 1\n"
-        "uses two cores.",
+        "uses two cores. With --device gpu, --devices N measures on the first N GPUs (NCCL\n"
+        "between them; --threads does not apply), in float32 with TF32 off, as PyTorch's eager\n"
+        "mode with allow_tf32 off: scripts/gpu_check.sh compares the two.",
         bench_flags(),
         "Examples:\n"
         "  scalelab-cli bench train --model cnn --batch 128 --threads 1\n"
         "  scalelab-cli bench train --model cnn --batch 64,256 --threads 1 --devices 1,2\n"
-        "  scalelab-cli bench train --model cnn,resnet8 --batch 32,128,512 --threads 1,2 --json");
+        "  scalelab-cli bench train --model cnn,resnet8 --batch 32,128,512 --threads 1,2 --json\n"
+        "  scalelab-cli bench train --device gpu --model wrn --width 10 --batch 256 --devices 1");
 }
 
 }  // namespace scalelab::cli

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/bench_common.h"
+#include "train/run_spec.h"
 #include "train/throughput.h"
 
 namespace scalelab::cli {
@@ -15,6 +16,7 @@ struct BenchTrainOptions : BenchOutputOptions {
     std::vector<int> batches{128};  // per device
     std::vector<int> threads{1};    // per device
     std::vector<int> devices{1};
+    DeviceKind device = DeviceKind::Cpu;  // gpu: each device count is the first that many GPUs
     ThroughputConfig base;  // width, image geometry, warm-up, windows and their length
 };
 

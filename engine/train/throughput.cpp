@@ -7,9 +7,9 @@
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
-#include "comm/thread_comm.h"
 #include "data/load.h"
 #include "error.h"
+#include "train/device_group.h"
 #include "train/device_worker.h"
 
 namespace scalelab {
@@ -54,6 +54,10 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     spec.threads = cfg.threads;
     spec.devices = cfg.devices;
     spec.sync_bn = cfg.sync_bn;
+    if (!cfg.gpus.empty()) {
+        spec.device = DeviceKind::Gpu;
+        spec.gpus = cfg.gpus;
+    }
     if (auto problems = spec.validate(); !problems.empty())
         throw Error(ErrorKind::InvalidSpec, problems.front());
 
@@ -63,10 +67,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
 
     // Barriers may poll briefly only when every device thread has cores of its own.
     const bool spin = cfg.devices * cfg.threads <= cpu::available_cores();
-    auto group = comm::ThreadGroup::create(cfg.devices, spin);
-    // Synchronised batch norm's own group (see DeviceWorker), aborted together with `group`.
-    const auto sync_group =
-        spec.sync_bn && cfg.devices > 1 ? comm::ThreadGroup::create(cfg.devices, spin) : nullptr;
+    DeviceGroup group(cfg.devices, cfg.gpus, cfg.threads, spec.sync_bn, spin);
     std::vector<double> rates;
     double flops_per_image = 0;
     std::mutex error_mutex;
@@ -75,10 +76,10 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     for (int rank = 0; rank < cfg.devices; ++rank) {
         devices.emplace_back([&, rank] {
             try {
-                auto comm = group->communicator(rank);
-                auto sync_bn = sync_group ? sync_group->communicator(rank) : nullptr;
-                DeviceWorker worker(spec, image, std::make_unique<cpu::CpuBackend>(cfg.threads),
-                                    *comm, sync_bn.get());
+                DeviceGroup::Rank devices_of_rank = group.rank(rank);
+                comm::Communicator& host = *devices_of_rank.host;
+                DeviceWorker worker(spec, image, std::move(devices_of_rank.backend),
+                                    devices_of_rank.comm(), devices_of_rank.sync_bn.get(), &host);
                 worker.broadcast_initial_state();
                 // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
                 // windows, each between two barriers so that it covers every device's steps.
@@ -93,11 +94,11 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                 for (int i = 0; i < cfg.warmup_steps; ++i)
                     train_one();
                 for (int w = 0; w < cfg.windows; ++w) {
-                    comm->barrier();
+                    host.barrier();
                     const auto start = Clock::now();
                     for (int i = 0; i < steps; ++i)
                         train_one();
-                    comm->barrier();
+                    host.barrier();
                     const double seconds =
                         std::chrono::duration<double>(Clock::now() - start).count();
                     if (rank == 0)
@@ -112,9 +113,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                     if (!error)
                         error = std::current_exception();
                 }
-                group->abort("device " + std::to_string(rank) + " failed");
-                if (sync_group)
-                    sync_group->abort("device " + std::to_string(rank) + " failed");
+                group.abort("device " + std::to_string(rank) + " failed");
             }
         });
     }

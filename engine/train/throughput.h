@@ -1,19 +1,21 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace scalelab {
 
 // The training-throughput benchmark: the same data-parallel training step a run takes
-// (forward, loss, backward, gradient all-reduce, optimiser) on `devices` CPU devices, on batches
-// sliced from an in-memory dataset, timed in windows after a warm-up, as
+// (forward, loss, backward, gradient all-reduce, optimiser) on `devices` CPU devices or GPUs, on
+// batches sliced from an in-memory dataset, timed in windows after a warm-up, as
 // ../shared/anchors/torch_anchor.py times PyTorch. images/s counts all devices' images.
 struct ThroughputConfig {
     std::string model = "cnn";
     int width = 10;
     int batch = 128;
     int threads = 1;
-    int devices = 1;  // data-parallel devices, each with `threads` threads and `batch` images
+    int devices = 1;        // data-parallel devices, each with `threads` threads and `batch` images
+    std::vector<int> gpus;  // the GPUs, one per device (as many as `devices`); empty: CPU devices
     int channels = 1;
     int image_size = 28;
     int warmup_steps = 5;

@@ -11,12 +11,11 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_inventory.h"
-#include "backend/gpu_runtime.h"
 #include "backend/gpu_selection.h"
-#include "comm/thread_comm.h"
 #include "data/sampler.h"
 #include "error.h"
 #include "optim/lr_schedule.h"
+#include "train/device_group.h"
 #include "train/device_worker.h"
 
 namespace scalelab {
@@ -46,10 +45,6 @@ int threads_per_device(const RunSpec& spec) {
         return 1;
     return spec.threads > 0 ? spec.threads : std::max(1, cpu::available_cores() / spec.devices);
 }
-
-// How long a GPU collective may take before the watchdog ends the run: far longer than any
-// all-reduce of a model that fits on a GPU, short enough that a hung run does not hang forever.
-constexpr double kGpuCollectiveTimeoutSeconds = 300;
 
 }  // namespace
 
@@ -115,26 +110,8 @@ RunEnd Trainer::train() {
                                 " cores: devices share cores, so throughput cannot scale");
 
     // Barriers may poll briefly only when every device thread has cores of its own.
-    const bool spin = info.warnings.empty();
-    auto group = comm::ThreadGroup::create(devices, spin);
-    // Synchronised batch norm communicates on the worker threads while the gradient reducer's
-    // threads use `group`: it gets a group of its own (same ranks), aborted together with it.
-    const auto sync_group =
-        spec_.sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr;
-    // A GPU run's parameters and gradients are in GPU memory: they go through NCCL, and `group`
-    // carries the host's numbers (the step's totals and times). Communicators of all GPUs are
-    // made together, before any worker starts.
-    const auto gpu_group =
-        gpus_.empty()
-            ? nullptr
-            : make_gpu_group({.gpus = gpus_, .timeout_seconds = kGpuCollectiveTimeoutSeconds});
-    const auto abort_all = [&](const std::string& reason) {
-        group->abort(reason);
-        if (sync_group)
-            sync_group->abort(reason);
-        if (gpu_group)
-            gpu_group->abort(reason);
-    };
+    DeviceGroup group(devices, gpus_, info.threads_per_device, spec_.sync_bn,
+                      info.warnings.empty());
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;
@@ -143,14 +120,10 @@ RunEnd Trainer::train() {
     for (int rank = 0; rank < devices; ++rank) {
         workers.emplace_back([&, rank] {
             try {
-                auto host = group->communicator(rank);
-                auto sync_bn = sync_group ? sync_group->communicator(rank) : nullptr;
-                std::unique_ptr<comm::Communicator> gpu =
-                    gpu_group ? gpu_group->communicator(rank) : nullptr;
-                comm::Communicator& comm = gpu ? *gpu : *host;
+                DeviceGroup::Rank devices_of_rank = group.rank(rank);
                 if (communicator_hook_)
-                    communicator_hook_(rank, comm);
-                ends[std::size_t(rank)] = run_device(rank, comm, *host, sync_bn.get(), info);
+                    communicator_hook_(rank, devices_of_rank.comm());
+                ends[std::size_t(rank)] = run_device(rank, devices_of_rank, info);
             } catch (const comm::Aborted& e) {
                 // Released because another device failed, the run was cancelled, or someone
                 // else aborted one of the groups: then the other one too, where another device
@@ -160,7 +133,7 @@ RunEnd Trainer::train() {
                     if (!abort_reason)
                         abort_reason = e.what();
                 }
-                abort_all(e.what());
+                group.abort(e.what());
             } catch (const std::exception& e) {
                 {
                     std::lock_guard lock(failure_mutex);
@@ -171,7 +144,7 @@ RunEnd Trainer::train() {
                                          0,
                                          {}};
                 }
-                abort_all("device " + std::to_string(rank) + " failed: " + e.what());
+                group.abort("device " + std::to_string(rank) + " failed: " + e.what());
             }
         });
     }
@@ -193,16 +166,12 @@ RunEnd Trainer::train() {
     return ends[0];
 }
 
-RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicator& host,
-                           comm::Communicator* sync_bn, const RunInfo& info) {
+RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const RunInfo& info) {
     const auto& train = data_.train;
     const int devices = spec_.devices;
     const Shape image{1, train.channels, train.height, train.width};
-    std::unique_ptr<Backend> backend =
-        gpus_.empty()
-            ? std::unique_ptr<Backend>(std::make_unique<cpu::CpuBackend>(info.threads_per_device))
-            : make_gpu_backend({.gpu = gpus_[std::size_t(rank)]});
-    DeviceWorker worker(spec_, image, std::move(backend), comm, sync_bn, &host);
+    DeviceWorker worker(spec_, image, std::move(devices_of_rank.backend), devices_of_rank.comm(),
+                        devices_of_rank.sync_bn.get(), devices_of_rank.host.get());
     worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);
@@ -251,10 +220,10 @@ RunEnd Trainer::run_device(int rank, comm::Communicator& comm, comm::Communicato
         for (int s = 0; s < info.steps_per_epoch; ++s) {
             if (cancelled_.load(std::memory_order_relaxed)) {
                 // Every group: another rank may already wait in a sync-BN collective.
-                comm.abort("cancelled");
-                host.abort("cancelled");
-                if (sync_bn)
-                    sync_bn->abort("cancelled");
+                devices_of_rank.comm().abort("cancelled");
+                devices_of_rank.host->abort("cancelled");
+                if (devices_of_rank.sync_bn)
+                    devices_of_rank.sync_bn->abort("cancelled");
                 return ending(RunEnd{RunStatus::Cancelled,
                                      "cancelled at step " + std::to_string(step),
                                      step,

@@ -8,6 +8,7 @@
 #include "comm/communicator.h"
 
 #include "data/dataset.h"
+#include "train/device_group.h"
 #include "train/metrics.h"
 #include "train/run_spec.h"
 
@@ -54,11 +55,8 @@ class Trainer {
 
   private:
     RunEnd train();
-    // comm: this rank's communicator for device memory; host: for host memory (the same one
-    // for CPU devices); sync_bn: this rank of the synchronised batch norm's group, or null (see
-    // DeviceWorker).
-    RunEnd run_device(int rank, comm::Communicator& comm, comm::Communicator& host,
-                      comm::Communicator* sync_bn, const RunInfo& info);
+    // The worker of one rank, on its thread, with its backend and communicators.
+    RunEnd run_device(int rank, DeviceGroup::Rank& devices_of_rank, const RunInfo& info);
 
     RunSpec spec_;
     std::vector<int> gpus_;  // a GPU run's GPUs, one per rank, checked against the machine

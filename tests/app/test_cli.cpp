@@ -273,6 +273,29 @@ class TestCli : public QObject {
         QVERIFY2(row["images_per_s"].toDouble() > 0.0, qPrintable(lines.front()));
     }
 
+    // On GPUs the same row, named as measured on GPUs; without one, the machine's reason.
+    void bench_train_on_gpus_measures_or_says_why_not() {
+        const scalelab::DeviceInventory inventory = scalelab::discover_devices();
+        const CliResult r =
+            run_cli({"bench", "train", "--device", "gpu", "--model", "cnn", "--batch", "64",
+                     "--devices", "1", "--warmup-steps", "1", "--windows", "1", "--json"});
+        QVERIFY2(!r.crashed, qPrintable(r.err));
+        if (inventory.gpus.empty()) {
+            QVERIFY_EXIT(r, 2);
+            QVERIFY2(r.err.contains("error: 1 GPU asked for, but no GPU can be used here: " +
+                                    QString::fromStdString(inventory.no_gpu_reason)),
+                     qPrintable(r.err));
+            QVERIFY(r.out.isEmpty());
+            return;
+        }
+        QVERIFY_EXIT(r, 0);
+        const QStringList lines = r.out.split('\n', Qt::SkipEmptyParts);
+        QCOMPARE(lines.size(), 1);
+        const QJsonObject row = QJsonDocument::fromJson(lines.front().toUtf8()).object();
+        QCOMPARE(row["device"].toString(), QString("gpu"));
+        QVERIFY2(row["images_per_s"].toDouble() > 0.0, qPrintable(lines.front()));
+    }
+
     void bench_allreduce_prints_one_json_row() {
         const CliResult r = run_cli(
             {"bench", "allreduce", "--devices", "2", "--sizes", "1M", "--iters", "3", "--json"});

@@ -493,6 +493,9 @@ class TestCliOptions : public QObject {
         QCOMPARE(o.batches, (std::vector<int>{32, 128, 512}));
         QCOMPARE(o.threads, (std::vector<int>{1, 2}));
         QCOMPARE(o.devices, (std::vector<int>{1, 2}));
+        QCOMPARE(o.device, scalelab::DeviceKind::Cpu);
+        QCOMPARE(parse_bench_train_options({"--device", "gpu"}).options.device,
+                 scalelab::DeviceKind::Gpu);
         QCOMPARE(o.log_level, std::string("warn"));
         QCOMPARE(o.base.width, 4);
         QCOMPARE(o.base.windows, 3);
@@ -505,6 +508,8 @@ class TestCliOptions : public QObject {
         QCOMPARE(parse_bench_train_options({"--threads", "x"}).problems.size(), std::size_t(1));
         QCOMPARE(parse_bench_train_options({"--windows", "-2"}).problems.size(), std::size_t(1));
         QCOMPARE(parse_bench_train_options({"--devices", "0"}).problems.size(), std::size_t(1));
+        QCOMPARE(parse_bench_train_options({"--device", "tpu"}).problems,
+                 (std::vector<std::string>{"--device expects cpu or gpu, got 'tpu'"}));
         const auto too_many = parse_bench_train_options({"--devices", "2,17"});
         QCOMPARE(too_many.problems.size(), std::size_t(1));
         QVERIFY2(QString::fromStdString(too_many.problems.front()).contains("1 to 16"),

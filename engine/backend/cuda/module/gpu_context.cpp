@@ -41,14 +41,16 @@ GpuContext::~GpuContext() {
 }
 
 void GpuContext::release() {
+    // The stream's last kernels may still use the handles' internal workspaces: wait for them
+    // before the handles go.
+    if (stream_ != nullptr)
+        cudaStreamSynchronize(stream_);
     if (cublas_ != nullptr)
         cublasDestroy(cublas_);
     if (cudnn_ != nullptr)
         cudnnDestroy(cudnn_);
-    if (stream_ != nullptr) {
-        cudaStreamSynchronize(stream_);
+    if (stream_ != nullptr)
         cudaStreamDestroy(stream_);
-    }
     cublas_ = nullptr;
     cudnn_ = nullptr;
     stream_ = nullptr;

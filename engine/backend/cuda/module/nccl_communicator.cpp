@@ -252,11 +252,14 @@ void NcclGroup::abort_communicators() noexcept {
     // Every rank that is inside an NCCL call comes out of it before its communicator is freed
     // (a rank checks the abort flag, set above, under its lock before each call, so once the
     // lock is ours it makes no further call). See kEnqueueGrace for the rank that does not.
+    // One grace period for the whole group, not one per rank: while connect_ranks holds every
+    // rank's lock, a per-rank wait would delay the abort by kEnqueueGrace times the GPUs.
+    const auto deadline = std::chrono::steady_clock::now() + kEnqueueGrace;
     std::vector<std::unique_lock<std::timed_mutex>> held;
     held.reserve(ranks_.size());
     for (Rank& rank : ranks_) {
         std::unique_lock lock(rank.enqueue_mutex, std::defer_lock);
-        if (lock.try_lock_for(kEnqueueGrace))
+        if (lock.try_lock_until(deadline))
             held.push_back(std::move(lock));
     }
     std::lock_guard lock(comms_mutex_);
@@ -371,11 +374,13 @@ std::string NcclGroup::watchdog_problem() {
         }
     }
     const std::int64_t now = now_ns();
-    const auto timeout_ns = static_cast<std::int64_t>(options_.timeout_seconds * 1e9);
+    // Compared in double: a timeout of more than ~292 years would overflow (undefined
+    // behaviour) as int64 nanoseconds, and check_nccl_group_options only bounds it below.
+    const double timeout_ns = options_.timeout_seconds * 1e9;
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
         const Rank& rank = ranks_[r];
         const std::int64_t since = rank.in_flight_since_ns.load(std::memory_order_acquire);
-        if (since == 0 || now - since <= timeout_ns)
+        if (since == 0 || static_cast<double>(now - since) <= timeout_ns)
             continue;
         return "rank " + std::to_string(r) + " (GPU " + std::to_string(rank.gpu) +
                ") waited longer than the GPU group's timeout of " +

@@ -34,9 +34,12 @@ void check_nccl_group_options(const GpuGroupOptions& options);
 // process with one thread per GPU.
 //
 // Threads and what each may do:
-//  - rank threads: each uses its rank's NcclCommunicator (one live communicator per rank, handed
-//    out by communicator()); the NCCL calls of rank r are made only by the thread holding rank
-//    r's communicator, so no communicator is ever used by two threads at once (NCCL's rule);
+//  - rank threads: rank r's NcclCommunicator (one live communicator per rank, handed out by
+//    communicator()) may be used by several threads in turn, never at once: the trainer's
+//    worker thread, and its gradient reducer's thread while the worker runs backward. Each
+//    collective makes rank r's GPU current on the calling thread and makes its NCCL call under
+//    rank r's enqueue lock, so no two threads are inside NCCL on one communicator (NCCL's
+//    rule); two collectives of one rank must not overlap (one in-flight mark, one done event);
 //  - any thread: abort(reason), once or many times (only the first counts);
 //  - the watchdog thread: polls every kWatchdogPeriod, and aborts the group itself.
 //
@@ -148,7 +151,10 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
 };
 
 // One rank of an NcclGroup, over device memory of that rank's GPU (the Communicator contract,
-// with NCCL doing the work; see NcclGroup for waiting and abort). Use it on one thread.
+// with NCCL doing the work; see NcclGroup for waiting and abort). Use it from one thread at a
+// time (any thread: each call makes the rank's GPU current on it). Its collectives run on a
+// communication stream that does not wait for the backend's compute stream: the caller makes
+// sure the data is written first (the gradient reducer waits on a Fence; upload synchronises).
 //
 // all_reduce: ncclAllReduce in place, ncclSum or ncclAvg. NCCL's Average multiplies each rank's
 // values by 1/N before summing (ncclAvg on floats is a pre-multiplied sum), so its last bits

@@ -118,7 +118,8 @@ __global__ void prepare_forward(const float* mean_var, int channels, float eps, 
     }
 }
 
-// y = gamma xhat + beta (then relu when fused), xhat = (x - mean) / sqrt(var + eps).
+// y = gamma xhat + beta (then relu when fused, NaN passing through as in relu_forward),
+// xhat = (x - mean) / sqrt(var + eps).
 __global__ void normalize(const float* x, const float* scale, const float* shift,
                           const double* mean, const double* inv_std, std::int64_t hw, int channels,
                           bool relu, std::size_t count, float* y) {
@@ -127,7 +128,7 @@ __global__ void normalize(const float* x, const float* scale, const float* shift
         const int c = int((i / hw) % channels);
         const float xhat = float((double(x[i]) - mean[c]) * inv_std[c]);
         const float v = scale[c] * xhat + shift[c];
-        y[i] = relu ? fmaxf(v, 0.0f) : v;
+        y[i] = relu && !(v > 0.0f || isnan(v)) ? 0.0f : v;
     }
 }
 

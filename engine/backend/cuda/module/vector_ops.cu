@@ -55,16 +55,28 @@ void add_vector(GpuContext& ctx, std::span<const float> from, std::span<float> t
 }
 
 SquaredNormAccumulator::SquaredNormAccumulator(GpuContext& ctx) : ctx_(ctx) {
-    check_cuda(cudaMalloc(&partials_, kNormBlocks * sizeof(double)), "cudaMalloc");
-    check_cuda(cudaMalloc(&sum_, sizeof(double)), "cudaMalloc");
-    check_cuda(cudaMemsetAsync(sum_, 0, sizeof(double), ctx_.stream()), "cudaMemsetAsync");
-    check_cuda(cudaMallocHost(&host_sum_, sizeof(double)), "cudaMallocHost");
+    try {
+        check_cuda(cudaMalloc(&partials_, kNormBlocks * sizeof(double)), "cudaMalloc");
+        check_cuda(cudaMalloc(&sum_, sizeof(double)), "cudaMalloc");
+        check_cuda(cudaMemsetAsync(sum_, 0, sizeof(double), ctx_.stream()), "cudaMemsetAsync");
+        check_cuda(cudaMallocHost(&host_sum_, sizeof(double)), "cudaMallocHost");
+    } catch (...) {
+        release();  // no destructor runs for a constructor that throws
+        throw;
+    }
 }
 
 SquaredNormAccumulator::~SquaredNormAccumulator() {
-    cudaFreeHost(host_sum_);
-    cudaFree(sum_);
-    cudaFree(partials_);
+    release();
+}
+
+void SquaredNormAccumulator::release() {
+    if (host_sum_ != nullptr)
+        cudaFreeHost(host_sum_);
+    if (sum_ != nullptr)
+        cudaFree(sum_);
+    if (partials_ != nullptr)
+        cudaFree(partials_);
 }
 
 void SquaredNormAccumulator::add(std::span<const float> v) {

@@ -25,6 +25,8 @@ class SquaredNormAccumulator {
     double take();
 
   private:
+    void release();  // what was allocated
+
     GpuContext& ctx_;
     double* partials_ = nullptr;  // one per block of the grid
     double* sum_ = nullptr;

@@ -1,0 +1,49 @@
+#include "train/device_group.h"
+
+#include <utility>
+
+#include "backend/cpu/cpu_backend.h"
+
+namespace scalelab {
+
+namespace {
+
+// How long a GPU collective may take before the watchdog ends the run: far longer than any
+// all-reduce of a model that fits on a GPU, short enough that a hung run does not hang forever.
+constexpr double kGpuCollectiveTimeoutSeconds = 300;
+
+}  // namespace
+
+DeviceGroup::DeviceGroup(int devices, std::vector<int> gpus, int threads, bool sync_bn, bool spin)
+    : threads_(threads),
+      gpus_(std::move(gpus)),
+      host_(comm::ThreadGroup::create(devices, spin)),
+      sync_bn_(sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr),
+      gpu_(gpus_.empty()
+               ? nullptr
+               : make_gpu_group({.gpus = gpus_, .timeout_seconds = kGpuCollectiveTimeoutSeconds})) {
+}
+
+DeviceGroup::Rank DeviceGroup::rank(int rank) {
+    Rank r;
+    r.host = host_->communicator(rank);
+    if (sync_bn_)
+        r.sync_bn = sync_bn_->communicator(rank);
+    if (gpu_) {
+        r.gpu = gpu_->communicator(rank);
+        r.backend = make_gpu_backend({.gpu = gpus_[std::size_t(rank)]});
+    } else {
+        r.backend = std::make_unique<cpu::CpuBackend>(threads_);
+    }
+    return r;
+}
+
+void DeviceGroup::abort(const std::string& reason) {
+    host_->abort(reason);
+    if (sync_bn_)
+        sync_bn_->abort(reason);
+    if (gpu_)
+        gpu_->abort(reason);
+}
+
+}  // namespace scalelab

@@ -1,0 +1,52 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/gpu_runtime.h"
+#include "comm/communicator.h"
+#include "comm/thread_comm.h"
+
+namespace scalelab {
+
+// The devices of one data-parallel run and how they talk, made before the worker threads
+// start:
+//  - CPU devices: one ThreadGroup carries everything (their memory is the host's);
+//  - GPUs: NCCL (make_gpu_group) for what lives in GPU memory (parameters, gradients,
+//    buffers), and a ThreadGroup for the host's numbers (a step's totals and times);
+//  - with synchronised batch norm, a second ThreadGroup: its collectives run on the worker
+//    threads while the gradient reducer's thread uses the first (a communicator serves one
+//    thread at a time).
+// Every rank's worker thread takes its part with rank(); abort() releases every group, so that a
+// rank waiting in any of them learns that the run is over.
+class DeviceGroup {
+  public:
+    // gpus: one CUDA index per device, or empty for `devices` CPU devices of `threads` threads
+    // each. spin: CPU barriers may poll briefly (every thread has a core of its own).
+    DeviceGroup(int devices, std::vector<int> gpus, int threads, bool sync_bn, bool spin);
+
+    // What one rank's worker uses; take it on that rank's thread (a backend belongs to the
+    // thread that made it), once.
+    struct Rank {
+        std::unique_ptr<Backend> backend;
+        std::unique_ptr<comm::Communicator> host;
+        std::unique_ptr<comm::Communicator> gpu;      // null for CPU devices
+        std::unique_ptr<comm::Communicator> sync_bn;  // null without synchronised batch norm
+        // Where the backend's memory is all-reduced: NCCL's for GPUs, the host's otherwise.
+        comm::Communicator& comm() const { return gpu ? *gpu : *host; }
+    };
+    Rank rank(int rank);
+
+    void abort(const std::string& reason);
+
+  private:
+    int threads_;
+    std::vector<int> gpus_;
+    std::shared_ptr<comm::ThreadGroup> host_;
+    std::shared_ptr<comm::ThreadGroup> sync_bn_;
+    std::shared_ptr<GpuGroup> gpu_;
+};
+
+}  // namespace scalelab

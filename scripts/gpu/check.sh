@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Every GPU check and benchmark in one go, on a machine with an NVIDIA GPU, CUDA 13 and PyTorch
+# (which brings cuDNN 9 and NCCL 2), from the bundle scripts/gpu/bundle.sh made:
+#   - the GPU tests (layers against the CPU backend, fused optimisers, NCCL, the module);
+#   - `scalelab-cli train --device gpu`: cnn on Fashion-MNIST, 2 epochs (the issue asks >= 0.89);
+#   - training images/s, ScaleLab against PyTorch eager on the same model and batch (cnn at
+#     512, wrn k=10 at 256; float32, TF32 off in both);
+#   - `bench allreduce --backend cuda` over every GPU present.
+# Each step's output goes to $OUT/<step>.txt and its exit status to $OUT/summary.txt; a step that
+# fails does not stop the others. Ends with the figures in $OUT/figures.txt.
+#
+#   OUT=/tmp/gpu-results scripts/gpu/check.sh [build/gpu-bundle.tar.xz]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+bundle=${1:-build/gpu-bundle.tar.xz}
+out=${OUT:-build/gpu-check}
+[ -f "$bundle" ] || { echo "error: no bundle at $bundle: run scripts/gpu/bundle.sh first" >&2; exit 2; }
+mkdir -p "$out"
+root=$(mktemp -d)
+tar -C "$root" -xJf "$bundle"
+
+# The NVIDIA libraries: the toolkit's, then those PyTorch's wheels carry (cuDNN, NCCL, cuBLAS).
+wheel_libs=$(python3 -c "
+import glob, os, site
+print(':'.join(d for base in site.getsitepackages() for d in glob.glob(os.path.join(base, 'nvidia', '*', 'lib'))))" 2>/dev/null)
+export LD_LIBRARY_PATH="$root/lib:/usr/local/cuda/lib64:${wheel_libs}:${LD_LIBRARY_PATH:-}"
+export SCALELAB_CUDA_MODULE="$root/lib/libscalelab_cuda.so"
+export QT_QPA_PLATFORM=offscreen
+cli="$root/bin/scalelab-cli"
+
+step() {  # step NAME SECONDS COMMAND...
+    local name=$1 limit=$2
+    shift 2
+    echo "== $name"
+    timeout "$limit" "$@" >"$out/$name.txt" 2>&1
+    local rc=$?
+    echo "$name rc=$rc" | tee -a "$out/summary.txt"
+}
+# Field $2 of the last JSON line of file $1, or "n/a" when there is none.
+last_json() {
+    python3 -c "
+import json
+rows = [json.loads(l) for l in open('$1') if l.startswith('{')]
+print(rows[-1]['$2'] if rows else 'n/a')" 2>/dev/null || echo n/a
+}
+
+: >"$out/summary.txt"
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1
+ldd "$SCALELAB_CUDA_MODULE" >"$out/ldd-module.txt" 2>&1
+step devices 60 "$cli" devices
+for test in test_cuda_devices test_gpu_module test_gpu_cudnn_layers test_gpu_own_kernels \
+            test_fused_optimizers test_nccl_group; do
+    step "$test" 180 "$root/bin/$test"
+done
+step train_cnn 300 "$cli" train --device gpu --model cnn --epochs 2 --batch 128 --lr 0.05 \
+    --data "$root/data" --no-store --metrics-out "$out/train_cnn.jsonl"
+for case in "cnn 10 512" "wrn 10 256"; do
+    read -r model width batch <<<"$case"
+    step "scalelab_${model}_${batch}" 180 "$cli" bench train --device gpu --model "$model" \
+        --width "$width" --batch "$batch" --devices 1 --json
+    step "pytorch_${model}_${batch}" 180 python3 "$root/torch_gpu_throughput.py" \
+        --anchor "$root/torch_anchor.py" --model "$model" --width "$width" --batch "$batch"
+done
+step allreduce 180 "$cli" bench allreduce --backend cuda --sizes 1M,16M,64M,256M --json
+
+{
+    echo "test accuracy after each epoch (cnn, batch 128, 1 GPU): $(python3 -c "
+import json
+rows = [json.loads(l) for l in open('$out/train_cnn.jsonl')]
+print(', '.join(str(round(r['val_accuracy'], 4)) for r in rows if r.get('type') == 'epoch') or 'n/a')" 2>/dev/null || echo n/a)"
+    for case in "cnn 512" "wrn 256"; do
+        read -r model batch <<<"$case"
+        ours=$(last_json "$out/scalelab_${model}_${batch}.txt" images_per_s 2>&1)
+        torch=$(last_json "$out/pytorch_${model}_${batch}.txt" images_per_s 2>&1)
+        echo "$model batch $batch: scalelab $ours, pytorch $torch images/s" \
+             "(ratio $(python3 -c "print(f'{$ours / $torch:.2f}')" 2>/dev/null || echo n/a))"
+    done
+} | tee "$out/figures.txt"
