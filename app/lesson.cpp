@@ -9,6 +9,7 @@
 #include <QSet>
 #include <QStringList>
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -508,6 +509,7 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
         if (has_gpu_block) {
             const std::vector<SpecBlock> gpu_blocks{base, gpu_base, {run.path, run.fields}};
             gpu_specs.push_back(build_spec(gpu_blocks));
+            gpu_specs.back().device = DeviceKind::Gpu;  // the GPU setting runs on the GPUs
             validate(gpu_specs.back(), gpu_blocks, run.path);
         }
     }
@@ -533,6 +535,13 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
                     break;
                 }
             }
+            int most = 0;
+            for (const RunSpec& spec : gpu_specs)
+                most = std::max(most, spec.devices);
+            if (why_not.isEmpty() && std::size_t(most) > devices.gpus.size())
+                why_not = QStringLiteral("the GPU setting needs %1 GPUs, this machine has %2")
+                              .arg(most)
+                              .arg(devices.gpus.size());
         }
         use_gpu = why_not.isEmpty();
         const std::vector<RunSpec>& chosen = use_gpu ? gpu_specs : laptop_specs;

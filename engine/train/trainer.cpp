@@ -81,6 +81,19 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
     }
 }
 
+std::string failure_message(const std::exception& failure, const RunSpec& spec) {
+    const auto* error = dynamic_cast<const Error*>(&failure);
+    if (error == nullptr || error->kind() != ErrorKind::OutOfMemory)
+        return failure.what();
+    const std::string device = spec.device == DeviceKind::Gpu ? "GPU" : "device";
+    if (spec.batch == 1)
+        return std::string(failure.what()) + " (the model does not fit on a " + device +
+               " even at batch 1: use a smaller model or width)";
+    return std::string(failure.what()) + " (a batch of " + std::to_string(spec.batch) +
+           " images per " + device + " does not fit: try batch " + std::to_string(spec.batch / 2) +
+           ")";
+}
+
 RunEnd Trainer::run() {
     RunEnd end;
     try {
@@ -135,16 +148,17 @@ RunEnd Trainer::train() {
                 }
                 group.abort(e.what());
             } catch (const std::exception& e) {
+                const std::string what = failure_message(e, spec_);
                 {
                     std::lock_guard lock(failure_mutex);
                     if (!failure)
                         failure = RunEnd{RunStatus::Failed,
-                                         "device " + std::to_string(rank) + ": " + e.what(),
+                                         "device " + std::to_string(rank) + ": " + what,
                                          0,
                                          0,
                                          {}};
                 }
-                group.abort("device " + std::to_string(rank) + " failed: " + e.what());
+                group.abort("device " + std::to_string(rank) + " failed: " + what);
             }
         });
     }

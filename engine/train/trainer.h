@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "comm/communicator.h"
@@ -14,10 +16,14 @@
 
 namespace scalelab {
 
-// Trains one run on spec.devices CPU devices, one worker thread each with spec.threads cores
-// (0: its share of the machine), with DDP semantics (see DeviceWorker), and reports through a
-// sink from rank 0's thread. The caller loads the data first (data::load_dataset), so that a
-// missing or corrupt dataset is reported before a run starts.
+// What a device's failure says: the exception's message and, when memory ran out, the batch
+// that did not fit and a smaller one to try.
+std::string failure_message(const std::exception& failure, const RunSpec& spec);
+
+// Trains one run on spec.devices devices: CPU devices (one worker thread each with spec.threads
+// cores, 0: its share of the machine) or GPUs (one host thread each), with DDP semantics (see
+// DeviceWorker), and reports through a sink from rank 0's thread. The caller loads the data first
+// (data::load_dataset), so that a missing or corrupt dataset is reported before a run starts.
 //
 // How a run ends: a worker that throws ends the whole run as Failed with that worker's rank and
 // message; the other workers are released by aborting the communicator, and every thread is

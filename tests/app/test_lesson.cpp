@@ -214,6 +214,8 @@ class TestLesson : public QObject {
 
         const Lesson gpu = parse_lesson(json, QStringLiteral("l.json"), one_gpu());
         QCOMPARE(gpu.runs[0].spec.model, std::string("resnet8"));
+        QCOMPARE(gpu.runs[0].spec.device, scalelab::DeviceKind::Gpu);
+        QCOMPARE(laptop.runs[0].spec.device, scalelab::DeviceKind::Cpu);
         QCOMPARE(gpu.assessment->target, 0.75);
         QCOMPARE(gpu.runs[0].spec.patience, 3);
         QCOMPARE(gpu.runs[0].spec.target_accuracy, 0.75);
@@ -228,6 +230,14 @@ class TestLesson : public QObject {
         QCOMPARE(no_data.runs[0].spec.model, std::string("mlp"));
         QCOMPARE(no_data.assessment->target, 0.85);
         QVERIFY2(no_data.setting_note.contains("cifar10"), qPrintable(no_data.setting_note));
+
+        // More devices than GPUs: the laptop setting, saying why.
+        QByteArray four = json;
+        four.replace("\"epochs\": 4}", "\"epochs\": 4, \"devices\": 4}");
+        const Lesson too_few = parse_lesson(four, QStringLiteral("l.json"), one_gpu());
+        QCOMPARE(too_few.runs[0].spec.model, std::string("mlp"));
+        QVERIFY2(too_few.setting_note.endsWith("the GPU setting needs 4 GPUs, this machine has 1"),
+                 qPrintable(too_few.setting_note));
     }
 
     void notJsonNamesFileAndLine() {

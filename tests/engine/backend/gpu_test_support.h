@@ -33,6 +33,18 @@ inline QString gpu_unavailable_reason() {
             QSKIP(qPrintable(scalelab_gpu_reason));                                      \
     } while (false)
 
+// Skips the calling test function in a build without the CUDA backend, where the GPU module's
+// own checks cannot be reached (every GPU call says that the build has none instead, which
+// test_gpu_module checks). CMake defines SCALELAB_TEST_WITH_CUDA for the GPU tests of a CUDA build.
+#if SCALELAB_TEST_WITH_CUDA
+#define SCALELAB_SKIP_WITHOUT_CUDA_BACKEND() \
+    do {                                     \
+    } while (false)
+#else
+#define SCALELAB_SKIP_WITHOUT_CUDA_BACKEND() \
+    QSKIP("this build has no CUDA backend: its GPU module's checks cannot be reached")
+#endif
+
 // n values uniform in [-scale, scale), the same for the same seed.
 inline std::vector<float> random_values(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
     std::mt19937 rng(seed);

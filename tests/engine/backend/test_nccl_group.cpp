@@ -139,21 +139,24 @@ class TestNcclGroup : public QObject {
     Q_OBJECT
 
   private slots:
-    // ---- refused before any GPU is touched: runs everywhere ----
+    // ---- refused before any GPU is touched: runs in every build with the CUDA backend ----
 
     void an_empty_gpu_list_is_refused() {
+        SCALELAB_SKIP_WITHOUT_CUDA_BACKEND();
         const Error error = error_of([] { scalelab::make_gpu_group({}); });
         QCOMPARE(error.kind(), ErrorKind::InvalidSpec);
         QVERIFY2(QString(error.what()).contains("at least one GPU"), error.what());
     }
 
     void a_repeated_gpu_is_refused() {
+        SCALELAB_SKIP_WITHOUT_CUDA_BACKEND();
         const Error error = error_of([] { scalelab::make_gpu_group({.gpus = {0, 1, 0}}); });
         QCOMPARE(error.kind(), ErrorKind::InvalidSpec);
         QVERIFY2(QString(error.what()).contains("GPU 0 is listed twice"), error.what());
     }
 
     void a_negative_index_and_a_bad_timeout_are_refused() {
+        SCALELAB_SKIP_WITHOUT_CUDA_BACKEND();
         Error error = error_of([] { scalelab::make_gpu_group({.gpus = {-1}}); });
         QCOMPARE(error.kind(), ErrorKind::InvalidSpec);
         QVERIFY2(QString(error.what()).contains("GPU -1 is not a GPU index"), error.what());
@@ -163,6 +166,7 @@ class TestNcclGroup : public QObject {
     }
 
     void without_a_gpu_the_group_says_why() {
+        SCALELAB_SKIP_WITHOUT_CUDA_BACKEND();
         const scalelab::DeviceInventory inventory = scalelab::discover_devices();
         if (!inventory.gpus.empty())
             QSKIP("this machine has GPUs");
@@ -183,6 +187,7 @@ class TestNcclGroup : public QObject {
     }
 
     void benchmark_arguments_are_checked_first() {
+        SCALELAB_SKIP_WITHOUT_CUDA_BACKEND();
         const auto kind = [](std::vector<int> gpus, std::vector<std::size_t> sizes, int iters) {
             return error_of([&] { scalelab::run_gpu_allreduce_benchmark(gpus, sizes, iters); })
                 .kind();

@@ -2,6 +2,7 @@
 // target, on divergence and on cancellation, and it reports each ending exactly once.
 
 #include <QtTest>
+#include <stdexcept>
 #include <thread>
 
 #include "data/synthetic.h"
@@ -131,6 +132,27 @@ class TrainerTest : public QObject {
         QCOMPARE(int(std::count_if(from_epochs.begin(), from_epochs.end(),
                                    [](const TargetReached& r) { return r.target == 0.3; })),
                  1);
+    }
+
+    // Out of memory names the batch that did not fit and half of it; other failures keep
+    // their own words.
+    void out_of_memory_names_the_batch_to_try() {
+        RunSpec spec;
+        spec.batch = 512;
+        const Error oom(ErrorKind::OutOfMemory, "could not allocate 9 MiB: use a smaller batch");
+        QCOMPARE(QString::fromStdString(failure_message(oom, spec)),
+                 QString("could not allocate 9 MiB: use a smaller batch (a batch of 512 images "
+                         "per device does not fit: try batch 256)"));
+        spec.device = DeviceKind::Gpu;
+        spec.batch = 1;
+        QCOMPARE(QString::fromStdString(failure_message(oom, spec)),
+                 QString("could not allocate 9 MiB: use a smaller batch (the model does not fit "
+                         "on a GPU even at batch 1: use a smaller model or width)"));
+        const Error internal(ErrorKind::Internal, "cudnnFind failed");
+        QCOMPARE(QString::fromStdString(failure_message(internal, spec)),
+                 QString("cudnnFind failed"));
+        QCOMPARE(QString::fromStdString(failure_message(std::runtime_error("boom"), spec)),
+                 QString("boom"));
     }
 
     void a_non_finite_loss_ends_the_run_as_diverged() {

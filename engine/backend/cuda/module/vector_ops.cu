@@ -112,6 +112,9 @@ void StreamFence::mark() {
 }
 
 void StreamFence::wait() {
+    // The waiting thread (the gradient reducer's) may never have chosen a GPU: without this,
+    // its first CUDA call would create a context on GPU 0, whether the run uses it or not.
+    check_cuda(cudaSetDevice(ctx_.device()), "cudaSetDevice");
     check_cuda(cudaEventSynchronize(event_), "a GPU kernel");
 }
 
