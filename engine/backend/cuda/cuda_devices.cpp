@@ -93,8 +93,37 @@ GpuDiscovery discover_gpus() {
     } catch (const Error& error) {
         found.gpus.clear();
         found.no_gpu_reason = cannot_use_gpus(error);
+        return found;
     }
-    return found;
+    return keep_supported_gpus(std::move(found.gpus), lowest_supported_architecture());
+}
+
+int lowest_supported_architecture() {
+    return SCALELAB_CUDA_LOWEST_ARCHITECTURE;
+}
+
+GpuDiscovery keep_supported_gpus(std::vector<GpuDescription> described, int lowest) {
+    GpuDiscovery kept;
+    std::string left_out;
+    int left_out_count = 0;
+    for (GpuDescription& gpu : described) {
+        if (10 * gpu.compute_major + gpu.compute_minor >= lowest) {
+            kept.gpus.push_back(std::move(gpu));
+            continue;
+        }
+        ++left_out_count;
+        left_out += std::string(left_out.empty() ? "" : ", ") + "GPU " + std::to_string(gpu.index) +
+                    " (" + gpu.name + ", compute capability " + std::to_string(gpu.compute_major) +
+                    "." + std::to_string(gpu.compute_minor) + ")";
+    }
+    if (kept.gpus.empty() && !left_out.empty())
+        kept.no_gpu_reason = left_out + (left_out_count == 1 ? " is" : " are") +
+                             " older than the compute capability " + std::to_string(lowest / 10) +
+                             "." + std::to_string(lowest % 10) +
+                             " this build of ScaleLab has GPU code for: rebuild with its "
+                             "architecture in CMAKE_CUDA_ARCHITECTURES" +
+                             cpu_fallback;
+    return kept;
 }
 
 void require_gpus(const std::vector<int>& gpus) {

@@ -34,8 +34,18 @@ struct GpuDiscovery {
     std::string no_gpu_reason;  // empty when `gpus` is not
 };
 
-// Every GPU with its name, memory, compute capability and the GPUs it can access directly.
+// Every GPU this build has code for, with its name, memory, compute capability and the GPUs it
+// can access directly.
 GpuDiscovery discover_gpus();
+
+// The lowest compute capability this build has GPU code for, as 10 * major + minor (80 for 8.0):
+// the smallest of CMAKE_CUDA_ARCHITECTURES. 0 when the build does not say (then every GPU is
+// kept).
+int lowest_supported_architecture();
+
+// The GPUs of `described` whose compute capability is at least `lowest` (10 * major + minor),
+// and, when that leaves none, why, naming each GPU left out.
+GpuDiscovery keep_supported_gpus(std::vector<GpuDescription> described, int lowest);
 
 // Throws Error(InvalidSpec) unless every index names a GPU of this machine: the message gives
 // the reason when no GPU can be used, or the indices there are.
