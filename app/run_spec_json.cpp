@@ -227,6 +227,8 @@ const std::vector<Field>& fields() {
         field("device", &RunSpec::device),
         field("devices", &RunSpec::devices),
         field("gpus", &RunSpec::gpus),
+        field("tf32", &RunSpec::tf32),
+        field("deterministic", &RunSpec::deterministic),
         field("accumulation", &RunSpec::accumulation),
         field("bucket_mb", &RunSpec::bucket_mb),
         field("first_bucket_mb", &RunSpec::first_bucket_mb),

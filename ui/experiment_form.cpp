@@ -430,6 +430,10 @@ QWidget* ExperimentForm::buildDevicesGroup() {
     gpus->setPlaceholderText(tr("the first ones; or indices, e.g. 0, 2"));
     addRow(layout, tr("GPUs"), gpus,
            tr("Which GPUs to train on, one per device; empty: the first ones"));
+    addRow(layout, {}, bind("tf32", &RunSpec::tf32, tr("TF32 math")),
+           tr("Tensor-core TF32 in convolutions and matrix products: faster, less precise"));
+    addRow(layout, {}, bind("deterministic", &RunSpec::deterministic, tr("Deterministic")),
+           tr("Only algorithms that give the same bits on every run (may be slower)"));
     deviceWarning_ = note({}, "warning");
     deviceWarning_->setObjectName(QStringLiteral("device_warning"));
     deviceWarning_->hide();
@@ -961,7 +965,8 @@ void ExperimentForm::updateRelevantRows(const RunSpec& spec) {
                          schedule == ScheduleKind::Exp);
     showRow("step_epochs", schedule == ScheduleKind::Step);
     showRow("milestones", schedule == ScheduleKind::MultiStep);
-    showRow("gpus", spec.device == DeviceKind::Gpu);
+    for (const char* gpu_only : {"gpus", "tf32", "deterministic"})
+        showRow(gpu_only, spec.device == DeviceKind::Gpu);
     showRow("min_lr", schedule == ScheduleKind::Cosine);
     showRow("poly_power", schedule == ScheduleKind::Poly);
 

@@ -224,6 +224,11 @@ const std::vector<TrainFlag>& train_flags() {
                           "with --device gpu: which GPUs, one per device, e.g. 0,2 (default: the "
                           "first ones)",
                           parallel, &RunSpec::gpus, "GPU indices like 0,2"),
+            switch_flag("tf32", "GPUs: TF32 tensor-core math (faster, about 3 decimal digits)",
+                        parallel, &RunSpec::tf32, true),
+            switch_flag("deterministic",
+                        "GPUs: only algorithms that give the same bits on every run", parallel,
+                        &RunSpec::deterministic, true),
             int_flag("accumulation", "micro-batches per step, no all-reduce until the last",
                      parallel, &RunSpec::accumulation),
             double_flag("bucket-mb", "gradient all-reduce bucket cap in MB, as DDP's bucket_cap_mb",

@@ -14,9 +14,11 @@ constexpr double kGpuCollectiveTimeoutSeconds = 300;
 
 }  // namespace
 
-DeviceGroup::DeviceGroup(int devices, std::vector<int> gpus, int threads, bool sync_bn, bool spin)
+DeviceGroup::DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options,
+                         int threads, bool sync_bn, bool spin)
     : threads_(threads),
       gpus_(std::move(gpus)),
+      gpu_options_(gpu_options),
       host_(comm::ThreadGroup::create(devices, spin)),
       sync_bn_(sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr),
       gpu_(gpus_.empty()
@@ -31,7 +33,9 @@ DeviceGroup::Rank DeviceGroup::rank(int rank) {
         r.sync_bn = sync_bn_->communicator(rank);
     if (gpu_) {
         r.gpu = gpu_->communicator(rank);
-        r.backend = make_gpu_backend({.gpu = gpus_[std::size_t(rank)]});
+        GpuBackendOptions options = gpu_options_;
+        options.gpu = gpus_[std::size_t(rank)];
+        r.backend = make_gpu_backend(options);
     } else {
         r.backend = std::make_unique<cpu::CpuBackend>(threads_);
     }

@@ -24,8 +24,10 @@ namespace scalelab {
 class DeviceGroup {
   public:
     // gpus: one CUDA index per device, or empty for `devices` CPU devices of `threads` threads
-    // each. spin: CPU barriers may poll briefly (every thread has a core of its own).
-    DeviceGroup(int devices, std::vector<int> gpus, int threads, bool sync_bn, bool spin);
+    // each; gpu_options: the GPU backends' math (its `gpu` is set per rank). spin: CPU barriers
+    // may poll briefly (every thread has a core of its own).
+    DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options, int threads,
+                bool sync_bn, bool spin);
 
     // What one rank's worker uses; take it on that rank's thread (a backend belongs to the
     // thread that made it), once.
@@ -44,6 +46,7 @@ class DeviceGroup {
   private:
     int threads_;
     std::vector<int> gpus_;
+    GpuBackendOptions gpu_options_;
     std::shared_ptr<comm::ThreadGroup> host_;
     std::shared_ptr<comm::ThreadGroup> sync_bn_;
     std::shared_ptr<GpuGroup> gpu_;

@@ -55,8 +55,10 @@ struct RunSpec {
     // With GPUs, which ones (CUDA indices, one device each, as many as `devices`); empty: the
     // first `devices` GPUs of the machine.
     std::vector<int> gpus;
-    int accumulation = 1;             // micro-batches per step; no communication until the last
-    double bucket_mb = 25.0;          // bucket cap, as DDP's bucket_cap_mb
+    bool tf32 = false;           // GPUs: TF32 tensor-core math in convolutions and matrix products
+    bool deterministic = false;  // GPUs: only algorithms that give the same bits on every run
+    int accumulation = 1;        // micro-batches per step; no communication until the last
+    double bucket_mb = 25.0;     // bucket cap, as DDP's bucket_cap_mb
     double first_bucket_mb = 1.0;     // the first bucket (the last layers' gradients) is smaller
     bool overlap = true;              // all-reduce each bucket while backward goes on
     bool sync_bn = false;             // batch-norm statistics over the global batch, not per device

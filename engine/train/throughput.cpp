@@ -67,7 +67,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
 
     // Barriers may poll briefly only when every device thread has cores of its own.
     const bool spin = cfg.devices * cfg.threads <= cpu::available_cores();
-    DeviceGroup group(cfg.devices, cfg.gpus, cfg.threads, spec.sync_bn, spin);
+    DeviceGroup group(cfg.devices, cfg.gpus, GpuBackendOptions{}, cfg.threads, spec.sync_bn, spin);
     std::vector<double> rates;
     double flops_per_image = 0;
     std::mutex error_mutex;

@@ -98,6 +98,8 @@ class TestCliOptions : public QObject {
                                                  "gpu",
                                                  "--gpus",
                                                  "2,0",
+                                                 "--tf32",
+                                                 "--deterministic",
                                                  "--min-lr",
                                                  "0.001",
                                                  "--warmup-steps",
@@ -148,6 +150,8 @@ class TestCliOptions : public QObject {
         QCOMPARE(s.milestones, (std::vector<int>{30, 60}));
         QCOMPARE(s.device, scalelab::DeviceKind::Gpu);
         QCOMPARE(s.gpus, (std::vector<int>{2, 0}));
+        QVERIFY(s.tf32);
+        QVERIFY(s.deterministic);
         QCOMPARE(s.min_lr, 0.001);
         QCOMPARE(s.warmup_length, 200.0);
         QCOMPARE(s.warmup_unit, scalelab::WarmupUnit::Steps);

@@ -24,6 +24,8 @@ RunSpec spec_with_every_field_changed() {
     s.augment = scalelab::Augmentation::CropFlip;
     s.device = scalelab::DeviceKind::Gpu;
     s.gpus = {1, 0};
+    s.tf32 = true;
+    s.deterministic = true;
     s.train_subset = 4096;
     s.test_subset = 1024;
     s.epochs = 90;
@@ -79,7 +81,8 @@ bool same(const RunSpec& a, const RunSpec& b) {
            a.synthetic_size == b.synthetic_size && a.augment == b.augment &&
            a.train_subset == b.train_subset && a.test_subset == b.test_subset &&
            a.epochs == b.epochs && a.batch == b.batch && a.device == b.device &&
-           a.devices == b.devices && a.gpus == b.gpus && a.accumulation == b.accumulation &&
+           a.devices == b.devices && a.gpus == b.gpus && a.tf32 == b.tf32 &&
+           a.deterministic == b.deterministic && a.accumulation == b.accumulation &&
            a.bucket_mb == b.bucket_mb && a.first_bucket_mb == b.first_bucket_mb &&
            a.overlap == b.overlap && a.sync_bn == b.sync_bn && a.lr == b.lr &&
            a.momentum == b.momentum && a.nesterov == b.nesterov &&
@@ -186,7 +189,7 @@ class TestRunSpecJson : public QObject {
 
     void every_field_has_a_key_named_as_the_field() {
         const QJsonObject json = scalelab::run_spec_to_json(spec_with_every_field_changed());
-        QCOMPARE(json.size(), 56);
+        QCOMPARE(json.size(), 58);
         QCOMPARE(json.value("schedule").toString(), QString("multistep"));
         QCOMPARE(json.value("augment").toString(), QString("crop-flip"));
         QCOMPARE(json.value("optimizer").toString(), QString("novograd"));
