@@ -2,10 +2,9 @@
 
 // What the engine can ask of GPUs, whichever backend drives them. The CUDA backend keeps its
 // layers, optimisers and NCCL in a module (libscalelab_cuda.so) that is loaded the first time
-// one of these functions is called: linked into every program, cuBLAS, cuDNN and NCCL made each
-// one ~160 MB larger in memory from the start, GPU or not (measured: a program that only links
-// them is at 158 MB resident when main() begins). Without a GPU backend in the build, or
-// when the module cannot be loaded, each function throws Error(InvalidSpec) saying why.
+// one of these functions is called, so that programs that never use a GPU never load cuBLAS,
+// cuDNN and NCCL (hundreds of MB of libraries). Without a GPU backend in the build, or when the
+// module cannot be loaded, each function throws Error(InvalidSpec) saying why.
 
 #include <cstddef>
 #include <memory>

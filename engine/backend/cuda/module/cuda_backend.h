@@ -13,7 +13,6 @@ class CudaBackend final : public Backend {
   public:
     explicit CudaBackend(const GpuBackendOptions& options) : ctx_(options), squared_norm_(ctx_) {}
     std::string name() const override { return "cuda"; }
-    GpuContext& context() { return ctx_; }
 
     DeviceBuffer allocate(std::size_t floats) override;
     void upload(std::span<const float> host, float* device) override;
