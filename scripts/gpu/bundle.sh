@@ -22,6 +22,9 @@ for test in test_cuda_devices test_gpu_module test_gpu_cudnn_layers test_gpu_own
             test_fused_optimizers test_nccl_group; do
     programs+=("$build/tests/engine/backend/$test")
 done
+for test in test_gpu_training_steps test_fashion_mnist_accuracy; do
+    programs+=("$build/tests/engine/train/$test")
+done
 cp "${programs[@]}" "$stage/bin/"
 cp "$module" "$stage/lib/"
 # Libraries the target machine may lack or have in other versions; glibc's own and NVIDIA's
