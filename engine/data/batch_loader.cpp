@@ -14,6 +14,16 @@ int batch_count(std::size_t samples, int batch, bool drop_last) {
     return int(drop_last ? samples / b : (samples + b - 1) / b);
 }
 
+std::vector<int> batch_sizes(std::size_t samples, int batch, bool drop_last) {
+    const std::size_t b = std::size_t(batch);
+    std::vector<int> sizes;
+    if (samples >= b)
+        sizes.push_back(batch);
+    if (samples % b != 0 && !drop_last)
+        sizes.push_back(int(samples % b));
+    return sizes;
+}
+
 BatchLoader::BatchLoader(const Dataset& data, const Normalization& norm, LoaderConfig config)
     : data_(data), config_(config) {
     if (config.batch < 1) {

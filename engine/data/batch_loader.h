@@ -33,6 +33,9 @@ struct LoaderConfig {
 
 // How many batches `samples` samples make.
 int batch_count(std::size_t samples, int batch, bool drop_last);
+// The sizes those batches have, each once, largest first: `batch` when there are that many
+// samples, and the smaller last one unless drop_last.
+std::vector<int> batch_sizes(std::size_t samples, int batch, bool drop_last);
 
 // Turns a list of sample indices into batches on a background thread, `prefetch` batches ahead
 // of the consumer, so that gathering, augmentation and normalisation overlap the training step.

@@ -1,6 +1,11 @@
 #include "train/replica.h"
 
 #include <cmath>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "error.h"
 
 #include "nn/model_zoo.h"
 
@@ -68,6 +73,36 @@ StepResult Replica::evaluate(const data::Batch& batch) {
     const Tensor logits = model_.forward(upload(batch), ctx);
     const LossResult r = loss_for(logits).forward(logits, batch.labels);
     return StepResult{r.loss_sum, r.correct, batch.size};
+}
+
+void Replica::prepare(std::span<const int> train_sizes, std::span<const int> eval_sizes) {
+    for (std::span<const int> sizes : {train_sizes, eval_sizes})
+        for (int size : sizes)
+            if (size < 1 || size > spec_.batch)
+                throw Error(ErrorKind::Internal,
+                            "a replica was prepared for batches of " + std::to_string(size) +
+                                " samples; its input holds 1 to " + std::to_string(spec_.batch));
+    const std::span<float> state = model_.state();
+    std::vector<float> saved_state(state.size());
+    if (!state.empty())
+        backend_->download(state.data(), saved_state);
+
+    data::Batch zeros;
+    const auto batch_of = [&](int size) -> const data::Batch& {
+        zeros.size = size;
+        zeros.images.assign(std::size_t(size) * image_.per_sample(), 0.0f);
+        zeros.labels.assign(std::size_t(size), 0);
+        return zeros;
+    };
+    for (int size : std::set<int>(train_sizes.begin(), train_sizes.end())) {
+        forward(batch_of(size), 0);
+        backward(1.0f / float(size));
+    }
+    for (int size : std::set<int>(eval_sizes.begin(), eval_sizes.end()))
+        evaluate(batch_of(size));
+
+    if (!state.empty())
+        backend_->upload(saved_state, state.data());
 }
 
 }  // namespace scalelab

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 
 #include "backend/backend.h"
 #include "comm/communicator.h"
@@ -43,6 +44,22 @@ class Replica {
 
     // Forward in inference mode (running batch-norm statistics, no dropout), loss, accuracy.
     StepResult evaluate(const data::Batch& batch);
+
+    // Makes now every kernel, and so all the backend memory, that training on batches of
+    // `train_sizes` samples and evaluating batches of `eval_sizes` will use: one training forward
+    // and backward and one evaluation forward of zeros at each size, after which the batch-norm
+    // running statistics are put back. Parameters and optimiser state are not touched; the
+    // gradients are left written, as every backward overwrites them (nn::Model::backward).
+    //
+    // Why: a layer makes its kernel the first time it sees a shape (nn::KernelCache) and a GPU
+    // kernel allocates its memory then. cudaMalloc takes the device's page-table lock, which a
+    // rank's thread may hold while it waits for a collective that needs this rank: a GPU run must
+    // allocate nothing once its collectives start (see Trainer::run_device).
+    //
+    // Every rank of a run passes the same train_sizes: synchronised batch norm's collectives run
+    // in the training forward and backward. Throws Error(Internal) for a size outside
+    // [1, spec.batch] (the input buffer holds spec.batch samples).
+    void prepare(std::span<const int> train_sizes, std::span<const int> eval_sizes);
 
     nn::Model& model() { return model_; }
     Backend& backend() { return *backend_; }

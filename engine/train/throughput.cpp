@@ -5,6 +5,7 @@
 #include <cmath>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "data/load.h"
@@ -80,6 +81,8 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                 comm::Communicator& host = *devices_of_rank.host;
                 DeviceWorker worker(spec, image, std::move(devices_of_rank.backend),
                                     devices_of_rank.comm(), devices_of_rank.sync_bn.get(), &host);
+                if (spec.device == DeviceKind::Gpu)  // as Trainer::run_device
+                    worker.replica().prepare(std::vector<int>{cfg.batch}, {});
                 worker.broadcast_initial_state();
                 // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
                 // windows, each between two barriers so that it covers every device's steps.

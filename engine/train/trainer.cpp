@@ -187,6 +187,15 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
     const Shape image{1, train.channels, train.height, train.width};
     DeviceWorker worker(spec_, image, std::move(devices_of_rank.backend), devices_of_rank.comm(),
                         devices_of_rank.sync_bn.get(), devices_of_rank.host.get());
+    const data::EpochSampler sampler(train.count(), spec_.seed, devices, rank);
+    const std::vector<std::uint32_t> eval_shard =
+        evaluation_shard(data_.test.count(), devices, rank);
+    // A GPU allocates nothing once its collectives start (Replica::prepare says why); the first
+    // is the broadcast below. CPU devices make their kernels on first use: an allocation there
+    // blocks no collective, and preparing would cost every run a few steps' time.
+    if (spec_.device == DeviceKind::Gpu)
+        worker.replica().prepare(data::batch_sizes(sampler.per_rank(), spec_.batch, false),
+                                 data::batch_sizes(eval_shard.size(), spec_.batch, false));
     worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);
@@ -208,7 +217,6 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
                               2, spec_.seed, rank});
     data::BatchLoader eval_loader(data_.test, norm,
                                   {spec_.batch, false, data::AugmentMode::None, 2, spec_.seed});
-    const data::EpochSampler sampler(train.count(), spec_.seed, devices, rank);
     const int samples_per_epoch = int(sampler.per_rank());
     const int step_samples = spec_.batch * spec_.accumulation;
     const optim::LrSchedule schedule(spec_, info.steps_per_epoch);
@@ -294,8 +302,7 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
         }
         trained_seconds += epoch_seconds;
         images_seen += epoch_totals.count;
-        const GlobalTotals val =
-            worker.evaluate(eval_loader, evaluation_shard(data_.test.count(), devices, rank));
+        const GlobalTotals val = worker.evaluate(eval_loader, eval_shard);
         std::vector<TargetReached> reached;
         for (double target : spec_.targets) {
             const bool before =

@@ -86,10 +86,14 @@ class GpuTrainingSteps : public QObject {
         QTest::addColumn<QString>("model");
         QTest::addColumn<QString>("optimizer");
         QTest::addColumn<double>("lr");  // each optimiser's usual scale: every step moves
-        QTest::newRow("mlp, sgd") << "mlp" << "sgd" << 0.05;
-        QTest::newRow("cnn, sgd") << "cnn" << "sgd" << 0.05;
-        QTest::newRow("cnn, adamw") << "cnn" << "adamw" << 1e-3;
-        QTest::newRow("resnet8 (batch norm), sgd") << "resnet8" << "sgd" << 0.05;
+        QTest::newRow("mlp, sgd") << "mlp"
+                                  << "sgd" << 0.05;
+        QTest::newRow("cnn, sgd") << "cnn"
+                                  << "sgd" << 0.05;
+        QTest::newRow("cnn, adamw") << "cnn"
+                                    << "adamw" << 1e-3;
+        QTest::newRow("resnet8 (batch norm), sgd") << "resnet8"
+                                                   << "sgd" << 0.05;
     }
 
     void gpu_steps_match_cpu_steps() {
