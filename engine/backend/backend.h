@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/input_stage.h"
 #include "backend/kernels.h"
 #include "optim/optimizer.h"
 #include "optim/parameter_segment.h"
@@ -53,6 +54,8 @@ class Backend {
     virtual DeviceBuffer allocate(std::size_t floats) = 0;  // zero-filled
     virtual void upload(std::span<const float> host, float* device) = 0;
     virtual void download(const float* device, std::span<float> host) = 0;
+    // A stage for batches of up to `floats` floats, its memory allocated now.
+    virtual std::unique_ptr<InputStage> input_stage(std::size_t floats) = 0;
 
     virtual std::unique_ptr<Conv2dKernel> conv2d(const Conv2dConfig&, const TensorDesc& x) = 0;
     virtual std::unique_ptr<LinearKernel> linear(const LinearConfig&, const TensorDesc& x) = 0;

@@ -33,14 +33,13 @@ Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> back
                               .ghost_batch = spec.ghost_batch}),
              image, *backend_, spec.seed),
       optimizer_(backend_->optimizer(spec, model_.segments())),
-      input_(backend_->allocate(std::size_t(spec.batch) * image.per_sample())),
+      input_(backend_->input_stage(std::size_t(spec.batch) * image.per_sample())),
       rank_(rank),
       sync_bn_(sync_bn) {}
 
 Tensor Replica::upload(const data::Batch& batch) {
     const Shape shape{batch.size, image_.c, image_.h, image_.w};
-    backend_->upload({batch.images.data(), shape.numel()}, input_.data());
-    return Tensor{TensorDesc{shape, nullptr}, input_.data()};
+    return Tensor{TensorDesc{shape, nullptr}, input_->stage({batch.images.data(), shape.numel()})};
 }
 
 SoftmaxCrossEntropyKernel& Replica::loss_for(const Tensor& logits) {

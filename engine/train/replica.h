@@ -73,7 +73,7 @@ class Replica {
     std::unique_ptr<Backend> backend_;
     nn::Model model_;
     std::unique_ptr<optim::Optimizer> optimizer_;
-    DeviceBuffer input_;
+    std::unique_ptr<InputStage> input_;  // holds spec.batch samples
     nn::KernelCache<SoftmaxCrossEntropyKernel> losses_;
     int rank_;
     comm::Communicator* sync_bn_;

@@ -109,6 +109,22 @@ double CpuBackend::take_squared_norm() {
 
 namespace {
 
+// A CPU kernel's work is done when its call returns, so one buffer serves every batch: by the
+// next stage() the previous batch's work is over.
+class CpuInputStage final : public InputStage {
+  public:
+    explicit CpuInputStage(DeviceBuffer buffer) : buffer_(std::move(buffer)) {}
+    float* stage(std::span<const float> host) override {
+        require_stage_room(host.size(), buffer_.size());
+        if (!host.empty())
+            std::memcpy(buffer_.data(), host.data(), host.size_bytes());
+        return buffer_.data();
+    }
+
+  private:
+    DeviceBuffer buffer_;
+};
+
 // A CPU kernel's work is done when its call returns: there is never anything to wait for.
 class DoneFence final : public Fence {
   public:
@@ -117,6 +133,10 @@ class DoneFence final : public Fence {
 };
 
 }  // namespace
+
+std::unique_ptr<InputStage> CpuBackend::input_stage(std::size_t floats) {
+    return std::make_unique<CpuInputStage>(allocate(floats));
+}
 
 std::unique_ptr<Fence> CpuBackend::make_fence() {
     return std::make_unique<DoneFence>();

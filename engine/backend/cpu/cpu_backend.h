@@ -17,6 +17,7 @@ class CpuBackend final : public Backend {
     DeviceBuffer allocate(std::size_t floats) override;
     void upload(std::span<const float> host, float* device) override;
     void download(const float* device, std::span<float> host) override;
+    std::unique_ptr<InputStage> input_stage(std::size_t floats) override;
 
     std::unique_ptr<Conv2dKernel> conv2d(const Conv2dConfig&, const TensorDesc& x) override;
     std::unique_ptr<LinearKernel> linear(const LinearConfig&, const TensorDesc& x) override;

@@ -24,7 +24,8 @@ namespace {
 constexpr int kBatch = 8;
 const Shape kImage{1, 1, 28, 28};
 
-// The CPU backend, counting what makes memory: allocate() and every kernel factory.
+// The CPU backend, counting what makes memory: allocate(), input_stage() and every kernel
+// factory.
 class CountingBackend final : public Backend {
   public:
     explicit CountingBackend(int* made) : made_(made) {}
@@ -37,6 +38,10 @@ class CountingBackend final : public Backend {
     void upload(std::span<const float> host, float* device) override { cpu_.upload(host, device); }
     void download(const float* device, std::span<float> host) override {
         cpu_.download(device, host);
+    }
+    std::unique_ptr<InputStage> input_stage(std::size_t floats) override {
+        ++*made_;
+        return cpu_.input_stage(floats);
     }
     std::unique_ptr<Conv2dKernel> conv2d(const Conv2dConfig& c, const TensorDesc& x) override {
         ++*made_;

@@ -3,6 +3,7 @@
 #include "backend/cuda/module/fused_optimizers.h"
 #include "backend/cuda/module/gpu_kernels.h"
 #include "backend/cuda/module/library_errors.h"
+#include "backend/cuda/module/pinned_input_stage.h"
 
 namespace scalelab::cuda {
 
@@ -22,6 +23,10 @@ void CudaBackend::download(const float* device, std::span<float> host) {
                                ctx_.stream()),
                "cudaMemcpyAsync from the GPU");
     ctx_.synchronize();
+}
+
+std::unique_ptr<InputStage> CudaBackend::input_stage(std::size_t floats) {
+    return std::make_unique<PinnedInputStage>(ctx_, floats);
 }
 
 std::unique_ptr<Conv2dKernel> CudaBackend::conv2d(const Conv2dConfig& config, const TensorDesc& x) {
