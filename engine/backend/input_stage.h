@@ -6,12 +6,11 @@
 namespace scalelab {
 
 // Where a replica's input batches reach the backend's memory. stage() copies a batch from the
-// host and returns where it now is. A batch's work is what the caller gives the backend between
-// its stage() and the next one; the returned memory stays the batch's until the stage() after
-// next, and its copy waits for the work of the batch that had the memory before it, and for
-// nothing else: so batch i+1 is copied while the kernels of batch i run (on a GPU the copy then
-// overlaps them). The host span may be reused as soon as stage() returns. Made, used and
-// destroyed on the backend's thread.
+// host and returns where it now is, for the work the caller gives the backend until the next
+// stage() (the batch's work). A stage overwrites that memory only once the batch's work is done,
+// and a batch's copy waits for nothing else: so batch i+1 is copied while the kernels of batch i
+// still run (on a GPU the copy overlaps them). The host span may be reused as soon as stage()
+// returns. Made, used and destroyed on the backend's thread.
 class InputStage {
   public:
     virtual ~InputStage() = default;

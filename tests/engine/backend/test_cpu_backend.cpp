@@ -1,9 +1,11 @@
 // The CPU backend's memory: a buffer that cannot be had is the user's OutOfMemory error, saying
-// what to make smaller, not a crash (docs/errors.md, E-RUN-OUT-OF-MEMORY).
+// what to make smaller, not a crash (docs/errors.md, E-RUN-OUT-OF-MEMORY); its input stage holds
+// what it was made for and refuses more.
 
 #include <QtTest>
 
 #include <cstddef>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "error.h"
@@ -27,6 +29,22 @@ class TestCpuBackend : public QObject {
             QCOMPARE(e.kind(), ErrorKind::OutOfMemory);
             QCOMPARE(QString::fromStdString(e.what()),
                      QString("could not allocate 4398046511104 MiB: use a smaller batch or model"));
+        }
+    }
+
+    void the_input_stage_holds_a_batch_and_refuses_a_larger_one() {
+        cpu::CpuBackend backend(1);
+        const auto stage = backend.input_stage(4);
+        const std::vector<float> batch{1, 2, 3};
+        const float* staged = stage->stage(batch);
+        QCOMPARE(std::vector<float>(staged, staged + 3), batch);
+        try {
+            stage->stage(std::vector<float>(5, 0.0f));
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Internal);
+            QCOMPARE(QString::fromStdString(e.what()),
+                     QString("a batch of 5 floats was staged for a replica whose input holds 4"));
         }
     }
 };

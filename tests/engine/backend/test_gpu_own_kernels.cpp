@@ -1,8 +1,10 @@
 // The CUDA backend's own kernels (linear on cuBLAS, synchronised batch norm, dropout, add, the
 // plain pass-through, softmax cross-entropy) against the CPU backend on random inputs: forward
 // and backward within a relative error of 1e-4 (TF32 off), dropout's mask element for element,
-// the loss's correct count exactly. Each GPU test skips with the reason where no GPU can be used;
-// the row-major to column-major GEMM mapping the linear layer relies on is checked on the host.
+// the loss's correct count exactly; and the input stage (pinned memory, copy stream) delivering
+// each batch, in turn, to the work after it. Each GPU test skips with the reason where no GPU can
+// be used; the row-major to column-major GEMM mapping the linear layer relies on is checked on
+// the host.
 
 #include <QtTest>
 
@@ -329,6 +331,26 @@ class TestGpuOwnKernels : public QObject {
         const Tensor dx = gk->backward({plain(shape), gx.data()});
         QCOMPARE(dx.data, gx.data());
         QCOMPARE(gpu_host(*gpu_, y), x);
+    }
+
+    // Batches of several sizes, staged one after another through the two slots: each is what the
+    // work given after it reads (the compute stream waits for its copy), and a batch too large
+    // for the stage is refused before anything is copied.
+    void input_stage_delivers_each_batch_to_the_work_after_it() {
+        SCALELAB_SKIP_WITHOUT_GPU();
+        make_backends();
+        const auto stage = gpu_->input_stage(1000);
+        for (std::uint32_t i = 0; i < 5; ++i) {
+            const std::vector<float> batch = random_values(1000 - 100 * i, 40 + i);
+            const float* staged = stage->stage(batch);
+            QCOMPARE(testing::to_host(*gpu_, staged, batch.size()), batch);
+        }
+        try {
+            stage->stage(std::vector<float>(1001, 0.0f));
+            QFAIL("expected an error");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Internal);
+        }
     }
 
     void softmax_cross_entropy_matches_the_cpu_data() {
