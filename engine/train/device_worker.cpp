@@ -66,6 +66,11 @@ double DeviceWorker::squared_norm(std::span<const float> v) {
     return backend.take_squared_norm();
 }
 
+void DeviceWorker::prepare(std::span<const int> train_sizes, std::span<const int> eval_sizes) {
+    replica_.prepare(train_sizes, eval_sizes);
+    host_comm_.barrier();
+}
+
 void DeviceWorker::broadcast_initial_state() {
     comm_.broadcast(replica_.model().params(), 0);
     comm_.broadcast(replica_.model().state(), 0);

@@ -44,6 +44,12 @@ class DeviceWorker {
                  comm::Communicator& comm, comm::Communicator* sync_bn = nullptr,
                  comm::Communicator* host_comm = nullptr);
 
+    // Replica::prepare at these sizes, then a barrier of the host group: no rank starts its
+    // first collective (broadcast_initial_state) before every rank has allocated all it will
+    // (made its worker, its kernels and their memory). Every rank calls it, with the same
+    // train_sizes, before broadcast_initial_state.
+    void prepare(std::span<const int> train_sizes, std::span<const int> eval_sizes);
+
     // DDP's start: every replica takes rank 0's parameters and buffers.
     void broadcast_initial_state();
 

@@ -82,7 +82,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                 DeviceWorker worker(spec, image, std::move(devices_of_rank.backend),
                                     devices_of_rank.comm(), devices_of_rank.sync_bn.get(), &host);
                 if (spec.device == DeviceKind::Gpu)  // as Trainer::run_device
-                    worker.replica().prepare(std::vector<int>{cfg.batch}, {});
+                    worker.prepare(std::vector<int>{cfg.batch}, {});
                 worker.broadcast_initial_state();
                 // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
                 // windows, each between two barriers so that it covers every device's steps.

@@ -194,8 +194,8 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
     // is the broadcast below. CPU devices make their kernels on first use: an allocation there
     // blocks no collective, and preparing would cost every run a few steps' time.
     if (spec_.device == DeviceKind::Gpu)
-        worker.replica().prepare(data::batch_sizes(sampler.per_rank(), spec_.batch, false),
-                                 data::batch_sizes(eval_shard.size(), spec_.batch, false));
+        worker.prepare(data::batch_sizes(sampler.per_rank(), spec_.batch, false),
+                       data::batch_sizes(eval_shard.size(), spec_.batch, false));
     worker.broadcast_initial_state();
 
     const data::Normalization norm = data::channel_statistics(train);

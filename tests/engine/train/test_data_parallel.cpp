@@ -55,10 +55,12 @@ struct Replicas {
 // Runs `steps` steps of epoch 0 on spec.devices workers (one thread each, as the trainer does,
 // with a second group for synchronised batch norm when spec.sync_bn) and returns every
 // replica's parameters and state after the last step. `check` runs on rank 0 after each step,
-// while all ranks wait at a barrier.
+// while all ranks wait at a barrier. With `prepare`, each worker is first prepared (as a GPU
+// run's are) for the batch, a smaller training batch and evaluation batches of a size of its own.
 Replicas train_steps(
     const RunSpec& spec, int steps,
-    const std::function<void(std::int64_t, std::vector<DeviceWorker*>&)>& check = {}) {
+    const std::function<void(std::int64_t, std::vector<DeviceWorker*>&)>& check = {},
+    bool prepare = false) {
     const auto& data = dataset();
     const auto norm = data::channel_statistics(data.train);
     auto group = comm::ThreadGroup::create(spec.devices);
@@ -76,6 +78,8 @@ Replicas train_steps(
             DeviceWorker worker(spec, Shape{1, 1, 28, 28}, std::make_unique<cpu::CpuBackend>(1),
                                 *comm, sync_bn.get());
             workers[std::size_t(rank)] = &worker;
+            if (prepare)
+                worker.prepare(std::vector<int>{spec.batch, 5}, std::vector<int>{3 + rank});
             worker.broadcast_initial_state();
             data::BatchLoader loader(data.train, norm,
                                      {spec.batch, false, data::AugmentMode::None, 1, spec.seed});
@@ -130,6 +134,28 @@ class DataParallel : public QObject {
     Q_OBJECT
 
   private slots:
+    // Preparing (a GPU run's kernels and memory before the first collective) changes nothing a
+    // run computes, with synchronised batch norm too, whose collectives the training passes of
+    // every rank's preparation make in step.
+    void prepared_workers_train_as_unprepared_ones_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("sync_bn");
+        QTest::newRow("cnn x2") << "cnn" << false;
+        QTest::newRow("resnet8 x2 sync bn") << "resnet8" << true;
+    }
+    void prepared_workers_train_as_unprepared_ones() {
+        QFETCH(QString, model);
+        QFETCH(bool, sync_bn);
+        RunSpec spec = spec_for(model.toStdString(), 2, 16);
+        spec.sync_bn = sync_bn;
+        const Replicas plain = train_steps(spec, 3);
+        const Replicas prepared = train_steps(spec, 3, {}, true);
+        for (std::size_t rank = 0; rank < 2; ++rank) {
+            QCOMPARE(prepared.params[rank], plain.params[rank]);
+            QCOMPARE(prepared.state[rank], plain.state[rank]);
+        }
+    }
+
     void n_devices_equal_one_device_with_n_times_the_batch_data() {
         QTest::addColumn<QString>("model");
         QTest::addColumn<int>("devices");
