@@ -229,6 +229,7 @@ const std::vector<Field>& fields() {
         field("gpus", &RunSpec::gpus),
         field("tf32", &RunSpec::tf32),
         field("deterministic", &RunSpec::deterministic),
+        field("collective_timeout_s", &RunSpec::collective_timeout_s),
         field("accumulation", &RunSpec::accumulation),
         field("bucket_mb", &RunSpec::bucket_mb),
         field("first_bucket_mb", &RunSpec::first_bucket_mb),

@@ -617,6 +617,11 @@ QWidget* ExperimentForm::buildAdvancedSection() {
     addRow(layout, tr("First bucket"), first,
            tr("The first bucket (the last layers' gradients) is smaller, so that communication "
               "starts early"));
+    auto* timeout = bind("collective_timeout_s", &RunSpec::collective_timeout_s);
+    timeout->setSuffix(tr(" s"));
+    addRow(layout, tr("Collective timeout"), timeout,
+           tr("GPUs: a collective still unfinished after this long stops every GPU's collectives "
+              "and ends the run with the reason"));
     addRow(layout, {}, bind("overlap", &RunSpec::overlap, tr("Overlap all-reduce with backward")),
            tr("Reduce each bucket as soon as its gradients are ready"));
     addRow(layout, {}, bind("sync_bn", &RunSpec::sync_bn, tr("Synchronised batch norm")),
@@ -965,7 +970,7 @@ void ExperimentForm::updateRelevantRows(const RunSpec& spec) {
                          schedule == ScheduleKind::Exp);
     showRow("step_epochs", schedule == ScheduleKind::Step);
     showRow("milestones", schedule == ScheduleKind::MultiStep);
-    for (const char* gpu_only : {"gpus", "tf32", "deterministic"})
+    for (const char* gpu_only : {"gpus", "tf32", "deterministic", "collective_timeout_s"})
         showRow(gpu_only, spec.device == DeviceKind::Gpu);
     showRow("min_lr", schedule == ScheduleKind::Cosine);
     showRow("poly_power", schedule == ScheduleKind::Poly);

@@ -6,25 +6,15 @@
 
 namespace scalelab {
 
-namespace {
-
-// How long a GPU collective may take before the watchdog ends the run: far longer than any
-// all-reduce of a model that fits on a GPU, short enough that a hung run does not hang forever.
-constexpr double kGpuCollectiveTimeoutSeconds = 300;
-
-}  // namespace
-
 DeviceGroup::DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options,
-                         int threads, bool sync_bn, bool spin)
+                         double timeout_seconds, int threads, bool sync_bn, bool spin)
     : threads_(threads),
       gpus_(std::move(gpus)),
       gpu_options_(gpu_options),
       host_(comm::ThreadGroup::create(devices, spin)),
       sync_bn_(sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr),
-      gpu_(gpus_.empty()
-               ? nullptr
-               : make_gpu_group({.gpus = gpus_, .timeout_seconds = kGpuCollectiveTimeoutSeconds})) {
-}
+      gpu_(gpus_.empty() ? nullptr
+                         : make_gpu_group({.gpus = gpus_, .timeout_seconds = timeout_seconds})) {}
 
 DeviceGroup::Rank DeviceGroup::rank(int rank) {
     Rank r;

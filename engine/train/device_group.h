@@ -24,10 +24,11 @@ namespace scalelab {
 class DeviceGroup {
   public:
     // gpus: one CUDA index per device, or empty for `devices` CPU devices of `threads` threads
-    // each; gpu_options: the GPU backends' math (its `gpu` is set per rank). spin: CPU barriers
-    // may poll briefly (every thread has a core of its own).
-    DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options, int threads,
-                bool sync_bn, bool spin);
+    // each; gpu_options: the GPU backends' math (its `gpu` is set per rank); timeout_seconds:
+    // the GPU group's collective timeout (GpuGroupOptions). spin: CPU barriers may poll briefly
+    // (every thread has a core of its own).
+    DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options,
+                double timeout_seconds, int threads, bool sync_bn, bool spin);
 
     // What one rank's worker uses; take it on that rank's thread (a backend belongs to the
     // thread that made it), once.

@@ -57,8 +57,11 @@ struct RunSpec {
     std::vector<int> gpus;
     bool tf32 = false;           // GPUs: TF32 tensor-core math in convolutions and matrix products
     bool deterministic = false;  // GPUs: only algorithms that give the same bits on every run
-    int accumulation = 1;        // micro-batches per step; no communication until the last
-    double bucket_mb = 25.0;     // bucket cap, as DDP's bucket_cap_mb
+    // GPUs: a collective still unfinished after this long (a GPU that hangs, a rank that never
+    // joins) makes the watchdog stop every GPU's collectives and end the run with the reason.
+    double collective_timeout_s = 300;
+    int accumulation = 1;             // micro-batches per step; no communication until the last
+    double bucket_mb = 25.0;          // bucket cap, as DDP's bucket_cap_mb
     double first_bucket_mb = 1.0;     // the first bucket (the last layers' gradients) is smaller
     bool overlap = true;              // all-reduce each bucket while backward goes on
     bool sync_bn = false;             // batch-norm statistics over the global batch, not per device

@@ -68,7 +68,8 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
 
     // Barriers may poll briefly only when every device thread has cores of its own.
     const bool spin = cfg.devices * cfg.threads <= cpu::available_cores();
-    DeviceGroup group(cfg.devices, cfg.gpus, GpuBackendOptions{}, cfg.threads, spec.sync_bn, spin);
+    DeviceGroup group(cfg.devices, cfg.gpus, GpuBackendOptions{}, spec.collective_timeout_s,
+                      cfg.threads, spec.sync_bn, spin);
     std::vector<double> rates;
     double flops_per_image = 0;
     std::mutex error_mutex;

@@ -123,9 +123,9 @@ RunEnd Trainer::train() {
                                 " cores: devices share cores, so throughput cannot scale");
 
     // Barriers may poll briefly only when every device thread has cores of its own.
-    DeviceGroup group(devices, gpus_,
-                      {.gpu = 0, .tf32 = spec_.tf32, .deterministic = spec_.deterministic},
-                      info.threads_per_device, spec_.sync_bn, info.warnings.empty());
+    DeviceGroup group(
+        devices, gpus_, {.gpu = 0, .tf32 = spec_.tf32, .deterministic = spec_.deterministic},
+        spec_.collective_timeout_s, info.threads_per_device, spec_.sync_bn, info.warnings.empty());
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;

@@ -100,6 +100,8 @@ class TestCliOptions : public QObject {
                                                  "2,0",
                                                  "--tf32",
                                                  "--deterministic",
+                                                 "--collective-timeout-s",
+                                                 "60",
                                                  "--min-lr",
                                                  "0.001",
                                                  "--warmup-steps",
@@ -152,6 +154,7 @@ class TestCliOptions : public QObject {
         QCOMPARE(s.gpus, (std::vector<int>{2, 0}));
         QVERIFY(s.tf32);
         QVERIFY(s.deterministic);
+        QCOMPARE(s.collective_timeout_s, 60.0);
         QCOMPARE(s.min_lr, 0.001);
         QCOMPARE(s.warmup_length, 200.0);
         QCOMPARE(s.warmup_unit, scalelab::WarmupUnit::Steps);

@@ -26,6 +26,7 @@ RunSpec spec_with_every_field_changed() {
     s.gpus = {1, 0};
     s.tf32 = true;
     s.deterministic = true;
+    s.collective_timeout_s = 42;
     s.train_subset = 4096;
     s.test_subset = 1024;
     s.epochs = 90;
@@ -82,11 +83,12 @@ bool same(const RunSpec& a, const RunSpec& b) {
            a.train_subset == b.train_subset && a.test_subset == b.test_subset &&
            a.epochs == b.epochs && a.batch == b.batch && a.device == b.device &&
            a.devices == b.devices && a.gpus == b.gpus && a.tf32 == b.tf32 &&
-           a.deterministic == b.deterministic && a.accumulation == b.accumulation &&
-           a.bucket_mb == b.bucket_mb && a.first_bucket_mb == b.first_bucket_mb &&
-           a.overlap == b.overlap && a.sync_bn == b.sync_bn && a.lr == b.lr &&
-           a.momentum == b.momentum && a.nesterov == b.nesterov &&
-           a.weight_decay == b.weight_decay && a.decay_norm_and_bias == b.decay_norm_and_bias &&
+           a.deterministic == b.deterministic && a.collective_timeout_s == b.collective_timeout_s &&
+           a.accumulation == b.accumulation && a.bucket_mb == b.bucket_mb &&
+           a.first_bucket_mb == b.first_bucket_mb && a.overlap == b.overlap &&
+           a.sync_bn == b.sync_bn && a.lr == b.lr && a.momentum == b.momentum &&
+           a.nesterov == b.nesterov && a.weight_decay == b.weight_decay &&
+           a.decay_norm_and_bias == b.decay_norm_and_bias &&
            a.label_smoothing == b.label_smoothing && a.schedule == b.schedule &&
            a.gamma == b.gamma && a.step_epochs == b.step_epochs && a.milestones == b.milestones &&
            a.min_lr == b.min_lr && a.warmup_length == b.warmup_length &&
@@ -189,7 +191,7 @@ class TestRunSpecJson : public QObject {
 
     void every_field_has_a_key_named_as_the_field() {
         const QJsonObject json = scalelab::run_spec_to_json(spec_with_every_field_changed());
-        QCOMPARE(json.size(), 58);
+        QCOMPARE(json.size(), 59);
         QCOMPARE(json.value("schedule").toString(), QString("multistep"));
         QCOMPARE(json.value("augment").toString(), QString("crop-flip"));
         QCOMPARE(json.value("optimizer").toString(), QString("novograd"));

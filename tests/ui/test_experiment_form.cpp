@@ -546,11 +546,22 @@ void TestExperimentForm::gpuInventoryLimitsDevices() {
     inventory.gpus = {gpu, gpu};
     inventory.gpus[1].index = 1;
     auto form = shown_form(inventory);
-    QVERIFY(!form->field("gpus")->isVisibleTo(form.get()));
+    // The GPU-only settings (one of them in the Advanced section) show for GPU runs only.
+    QTest::mouseClick(form->findChild<QWidget*>("advanced"), Qt::LeftButton);
+    const char* const gpu_only[] = {"gpus", "tf32", "deterministic", "collective_timeout_s"};
+    for (const char* name : gpu_only)
+        QVERIFY2(!form->field(name)->isVisibleTo(form.get()), name);
     choose(form->field("device"), "gpu");
-    QVERIFY(form->field("gpus")->isVisibleTo(form.get()));
+    for (const char* name : gpu_only)
+        QVERIFY2(form->field(name)->isVisibleTo(form.get()), name);
     type(form->field("devices"), "2");
     QVERIFY(form->isValid());
+    type(form->field("collective_timeout_s"), "0.5");
+    QCOMPARE(form->fieldProblem("collective_timeout_s"),
+             QString("collective_timeout_s must be between 1 and 86400 seconds (got 0.5)"));
+    type(form->field("collective_timeout_s"), "60");
+    QVERIFY(form->isValid());
+    QCOMPARE(form->spec().collective_timeout_s, 60.0);
     QCOMPARE(form->spec().device, scalelab::DeviceKind::Gpu);
     type(form->field("devices"), "3");
     QCOMPARE(form->fieldProblem("devices"),

@@ -3,6 +3,7 @@
 
 #include <QtTest>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -91,6 +92,10 @@ const std::vector<Mistake>& mistakes() {
          "the first ones"},
         {"accumulation", [](RunSpec& s) { s.accumulation = 0; },
          "accumulation must be between 1 and 1024 micro-batches (got 0)"},
+        {"collective_timeout_s", [](RunSpec& s) { s.collective_timeout_s = 0.5; },
+         "collective_timeout_s must be between 1 and 86400 seconds (got 0.5)"},
+        {"collective_timeout_s nan", [](RunSpec& s) { s.collective_timeout_s = NAN; },
+         "collective_timeout_s must be between 1 and 86400 seconds (got nan)"},
         {"bucket_mb", [](RunSpec& s) { s.bucket_mb = 0; }, "bucket_mb must be in (0, 1024] MB"},
         {"first_bucket_mb", [](RunSpec& s) { s.first_bucket_mb = 2048; },
          "first_bucket_mb must be in (0, 1024] MB"},
