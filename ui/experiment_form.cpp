@@ -26,6 +26,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <type_traits>
 
 #include "backend/gpu_selection.h"
 #include "data/load.h"
@@ -35,6 +36,7 @@
 #include "number_spin_box.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
+#include "wheel_guard.h"
 
 namespace scalelab {
 
@@ -114,9 +116,14 @@ std::optional<std::uint64_t> parse_uint64(const QString& text, QString* problem)
     return value;
 }
 
+// An editor named as its field; a spin box or combo box ignores the wheel until it has the focus
+// (WheelGuard), so that scrolling the form changes nothing.
 template <typename Editor>
 Editor* named(Editor* editor, const char* name) {
     editor->setObjectName(QLatin1String(name));
+    if constexpr (std::is_base_of_v<QAbstractSpinBox, Editor> ||
+                  std::is_base_of_v<QComboBox, Editor>)
+        WheelGuard::install(editor);
     return editor;
 }
 

@@ -9,6 +9,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QWheelEvent>
 #include <QtTest>
 
 #include <functional>
@@ -169,6 +170,7 @@ class TestExperimentForm : public QObject {
     void optimizerShowsOnlyItsSettings();
     void moreDevicesThanCoresWarns();
     void gpuInventoryLimitsDevices();
+    void wheelChangesOnlyAFocusedField();
     void gpusWithoutAGpuSayWhy();
     void sweepExpandsDevicesOutermost();
     void badSweepEntryIsMarked();
@@ -535,6 +537,33 @@ void TestExperimentForm::moreDevicesThanCoresWarns() {
     QVERIFY(warning->isVisibleTo(form.get()));
     QVERIFY2(warning->text().contains("3 devices on 2 cores"), qPrintable(warning->text()));
     QVERIFY(form->isValid());  // allowed, only slower
+}
+
+// One notch of the mouse wheel over the middle of `editor` (delta > 0: up).
+void wheel(QWidget* editor, int delta) {
+    const QPointF middle(editor->width() / 2.0, editor->height() / 2.0);
+    QWheelEvent event(middle, editor->mapToGlobal(middle), QPoint(), QPoint(0, delta), Qt::NoButton,
+                      Qt::NoModifier, Qt::NoScrollPhase, false);
+    QApplication::sendEvent(editor, &event);
+}
+
+// The wheel over a field the user has not clicked into changes nothing (the event is left
+// unaccepted: a real one, which Qt marks spontaneous, then scrolls the form; one sent by a test
+// is not passed on, so the scrolling itself is seen under xvfb, not here).
+void TestExperimentForm::wheelChangesOnlyAFocusedField() {
+    auto form = shown_form();
+    const RunSpec before = form->spec();
+    wheel(form->field("lr"), -120);
+    wheel(form->field("optimizer"), -120);
+    QCOMPARE(form->spec().lr, before.lr);
+    QCOMPARE(form->spec().optimizer, before.optimizer);
+    // A field the user has clicked into takes the wheel.
+    form->activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(form.get()));
+    form->field("lr")->setFocus();
+    QVERIFY(form->field("lr")->hasFocus());
+    wheel(form->field("lr"), 120);
+    QVERIFY(form->spec().lr > before.lr);
 }
 
 void TestExperimentForm::gpuInventoryLimitsDevices() {
