@@ -8,10 +8,11 @@
 // The same Replica code drives both backends, so a difference here is the GPU backend's. The
 // cases are those whose steps are well conditioned: the same three steps on the CPU backend with
 // 1 and with 2 threads (the same kind of difference, summation order only) agree to 2e-7 for
-// these, against 5e-5 for resnet8 with LAMB (sign(m / sqrt(v)) of tiny gradients flips) and 7e-5
-// for wrn after a single SGD step, which therefore test nothing at 1e-4; their kernels and
-// optimisers are checked one at a time in test_gpu_cudnn_layers, test_gpu_own_kernels and
-// test_fused_optimizers. Each test skips with the reason where no GPU can be used.
+// these (1.3e-6 for cnn with AdamW), against 5e-5 for resnet8 with LAMB (sign(m / sqrt(v)) of
+// tiny gradients flips) and 7e-5 for wrn after a single SGD step, which therefore test nothing
+// at 1e-4; their kernels and optimisers are checked one at a time in test_gpu_cudnn_layers,
+// test_gpu_own_kernels and test_fused_optimizers. Each test skips with the reason where no GPU
+// can be used.
 
 #include <QtTest>
 
