@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/fence.h"
 #include "backend/input_stage.h"
 #include "backend/kernels.h"
 #include "optim/optimizer.h"
@@ -29,18 +30,6 @@ class DeviceBuffer {
   private:
     std::unique_ptr<float, Deleter> data_{nullptr, nullptr};
     std::size_t size_ = 0;
-};
-
-// A point in a backend's stream of work. mark() is called on the backend's thread; wait() may be
-// called from any thread and returns once all the work the backend had been given before the
-// mark() is done. The CPU's work is done when its call returns, so its fences never wait; a
-// GPU's fence is an event on its stream. This is how the gradient reducer's thread knows that a
-// bucket's gradients are written before it all-reduces them.
-class Fence {
-  public:
-    virtual ~Fence() = default;
-    virtual void mark() = 0;
-    virtual void wait() = 0;
 };
 
 // One device's compute: its memory and its kernels. A backend object belongs to one worker

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "backend/fence.h"
+
 namespace scalelab::comm {
 
 enum class ReduceOp { Sum, Average };
@@ -31,6 +33,13 @@ class Communicator {
 
     // In place: data <- op over ranks of data.
     virtual void all_reduce(std::span<float> data, ReduceOp op) = 0;
+    // all_reduce of data that a backend may still be writing: it starts once the work that
+    // backend had been given before ready.mark() is done, and returns when it is complete, like
+    // all_reduce, with the seconds the all-reduce itself took (the wait for `ready` left out).
+    // This default waits for `ready` on the calling thread, then times all_reduce with the host
+    // clock. NCCL's has its communication stream wait for the fence's event instead (the host
+    // never waits for backward) and times the all-reduce with two CUDA events around it.
+    virtual double all_reduce_after(Fence& ready, std::span<float> data, ReduceOp op);
     // In place: data <- root's data.
     virtual void broadcast(std::span<float> data, int root) = 0;
     // out[r * in.size() ... (r + 1) * in.size()) <- rank r's in; out.size() == size() * in.size().

@@ -42,11 +42,14 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 //
 // The gradients live in the backend's memory, and the backend may still be computing them when
 // gradients_written() is called (a GPU runs its kernels after the calls that enqueue them): each
-// bucket has a Fence, marked on the worker thread once its gradients are enqueued, that the thread
-// reducing the bucket waits for first. Accumulation and the local norm are backend work too.
+// bucket has a Fence, marked on the worker thread once its gradients are enqueued, that the
+// bucket's all-reduce follows (Communicator::all_reduce_after: on a CPU device the reducing
+// thread waits for it; with NCCL the communication stream waits for its event, so the
+// all-reduce starts on the GPU the moment its gradients are written). Accumulation and the
+// local norm are backend work too, enqueued before the mark.
 //
-// Each bucket's all-reduce is timed (two clock reads, on whichever thread runs it, from the
-// fence) for the time breakdown and the trace export.
+// Each bucket's all-reduce is timed by the communicator (on a GPU with CUDA events) for the
+// time breakdown and the trace export; its span ends when the reducing thread sees it done.
 class GradientReducer {
   public:
     // backend: the one whose memory `grads` is in, used on the worker thread only.

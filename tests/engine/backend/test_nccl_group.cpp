@@ -4,10 +4,13 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <future>
+#include <latch>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -240,6 +243,117 @@ class TestNcclGroup : public QObject {
             QVERIFY2(error < 1e-5, qPrintable(QString("rank %1: %2").arg(r).arg(error)));
             QVERIFY2(results[r] == results[0], "every rank gets the same bits");
         }
+    }
+
+    void all_reduce_after_waits_on_the_gpu_for_the_fence() {
+        // Each rank gives its compute stream tens of milliseconds of copies, then writes the
+        // data last and marks a fence, and calls all_reduce_after at once: the all-reduce must
+        // reduce the written data (several GPUs), and must not be complete before the compute
+        // stream's work is (any number), while the time it reports leaves that wait out.
+        SCALELAB_SKIP_WITHOUT_GPU();
+        using Clock = std::chrono::steady_clock;
+        using Seconds = std::chrono::duration<double>;
+        const std::vector<int> gpus = present_gpus();
+        const std::size_t n = 4099;
+        const std::shared_ptr<GpuGroup> group = scalelab::make_gpu_group({.gpus = gpus});
+        std::vector<std::vector<float>> results(gpus.size());
+        std::vector<double> measured(gpus.size()), called(gpus.size()), tail(gpus.size());
+        run_ranks(gpus, *group, [&](int rank, scalelab::Backend& backend) {
+            const auto r = static_cast<std::size_t>(rank);
+            const std::unique_ptr<Communicator> comm = group->communicator(rank);
+            const std::size_t big = std::size_t{1} << 26;  // 256 MB: ~0.1 ms a copy
+            const scalelab::DeviceBuffer from = backend.allocate(big), to = backend.allocate(big);
+            const scalelab::DeviceBuffer written = to_device(backend, rank_values(n, rank));
+            const scalelab::DeviceBuffer data = backend.allocate(n);
+            const std::unique_ptr<scalelab::Fence> ready = backend.make_fence();
+            const auto start = Clock::now();
+            for (int i = 0; i < 400; ++i)
+                backend.copy(from.span(), to.span());
+            backend.copy(written.span(), data.span());
+            ready->mark();
+            measured[r] = comm->all_reduce_after(*ready, data.span(), ReduceOp::Sum);
+            const auto returned = Clock::now();
+            backend.synchronize();
+            const auto drained = Clock::now();
+            called[r] = Seconds(returned - start).count();
+            tail[r] = Seconds(drained - returned).count();
+            results[r] = to_host(backend, data.data(), n);
+        });
+        std::vector<float> expected(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            double sum = 0;
+            for (std::size_t r = 0; r < gpus.size(); ++r)
+                sum += rank_values(n, static_cast<int>(r))[i];
+            expected[i] = static_cast<float>(sum);
+        }
+        for (std::size_t r = 0; r < gpus.size(); ++r) {
+            const QString where = QString(
+                                      "rank %1: returned after %2 s, then %3 s until the "
+                                      "compute stream drained; measured %4 s")
+                                      .arg(r)
+                                      .arg(called[r])
+                                      .arg(tail[r])
+                                      .arg(measured[r]);
+            QVERIFY2(relative_error(results[r], expected) < 1e-5, qPrintable(where));
+            QVERIFY2(tail[r] < 0.05 * (called[r] + tail[r]), qPrintable(where));
+            QVERIFY2(measured[r] >= 0 && measured[r] < 0.5 * called[r], qPrintable(where));
+        }
+    }
+
+    void the_timeout_counts_from_the_start_behind_the_fence() {
+        // all_reduce_after enqueued behind seconds of copies in a group whose timeout is 1 s:
+        // the all-reduce has not started while its stream waits for the fence, so the watchdog
+        // must not end the group. Two buffers of an eighth of the smallest GPU's memory each
+        // (at most 4 GB: 1.8 ms a copy on an H200; a smaller GPU is slower), 1500 copies.
+        SCALELAB_SKIP_WITHOUT_GPU();
+        using Clock = std::chrono::steady_clock;
+        const double timeout_s = 1.0;
+        const std::vector<int> gpus = present_gpus();
+        std::uint64_t smallest = UINT64_MAX;
+        for (const scalelab::GpuDescription& gpu : scalelab::discover_devices().gpus)
+            smallest = std::min(smallest, gpu.memory_bytes);
+        const std::size_t big = std::min<std::uint64_t>(smallest / 8, std::uint64_t{4} << 30) / 4;
+        const std::shared_ptr<GpuGroup> group =
+            scalelab::make_gpu_group({.gpus = gpus, .timeout_seconds = timeout_s});
+        std::vector<double> waited(gpus.size());
+        std::latch ready_to_copy(static_cast<std::ptrdiff_t>(gpus.size()));
+        run_ranks(gpus, *group, [&](int rank, scalelab::Backend& backend) {
+            // Every rank's copies start together, so that none waits long for another inside
+            // the all-reduce (a host latch: a collective here would be timed by the watchdog).
+            // A rank that fails before it still counts down, so that the others go on.
+            struct Setup {
+                std::unique_ptr<Communicator> comm;
+                scalelab::DeviceBuffer from, to, data;
+                std::unique_ptr<scalelab::Fence> ready;
+            } setup;
+            try {
+                setup.comm = group->communicator(rank);
+                setup.from = backend.allocate(big);
+                setup.to = backend.allocate(big);
+                setup.data = to_device(backend, rank_values(1000, rank));
+                setup.ready = backend.make_fence();
+            } catch (...) {
+                ready_to_copy.count_down();
+                throw;
+            }
+            ready_to_copy.arrive_and_wait();
+            const auto& [comm, from, to, data, ready] = setup;
+            for (int i = 0; i < 1500; ++i)
+                backend.copy(from.span(), to.span());
+            ready->mark();
+            const auto called = Clock::now();
+            comm->all_reduce_after(*ready, data.span(), ReduceOp::Sum);
+            waited[static_cast<std::size_t>(rank)] =
+                std::chrono::duration<double>(Clock::now() - called).count();
+        });
+        // Past the timeout and a watchdog period or more: counted from the enqueue, it would
+        // have ended the group (and run_ranks would have thrown comm::Aborted).
+        for (std::size_t r = 0; r < gpus.size(); ++r)
+            QVERIFY2(waited[r] > timeout_s + 0.25,
+                     qPrintable(QString("rank %1 waited only %2 s: too little work before the "
+                                        "fence to test the timeout")
+                                    .arg(r)
+                                    .arg(waited[r])));
     }
 
     void broadcast_all_gather_and_barrier() {

@@ -1,5 +1,6 @@
 #include <QtTest>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -8,9 +9,11 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "comm/thread_comm.h"
@@ -114,6 +117,24 @@ void fill_input(std::vector<float>& buffer, int rank) {
 }
 
 const std::size_t large = std::size_t{1} << 20;  // floats
+
+// A device that writes `values` into `data` only once its fence is waited for: an all-reduce
+// that started before the wait would reduce the zeros it started with.
+class WritingFence final : public scalelab::Fence {
+  public:
+    WritingFence(std::vector<float> values, std::span<float> data)
+        : values_(std::move(values)), data_(data) {}
+    void mark() override {}
+    void wait() override {
+        std::copy(values_.begin(), values_.end(), data_.begin());
+        ++waits;
+    }
+    int waits = 0;
+
+  private:
+    std::vector<float> values_;
+    std::span<float> data_;
+};
 
 }  // namespace
 
@@ -336,6 +357,36 @@ class TestThreadComm : public QObject {
         QVERIFY_RETURNED(run);
         for (int m : mismatches)
             QCOMPARE(m, 0);
+    }
+
+    void all_reduce_after_reduces_what_the_fence_waited_for() {
+        const int ranks = 3;
+        const std::size_t n = 1001;
+        Comms comms = make_thread_comms(ranks);
+        std::vector<std::vector<float>> results(ranks);
+        std::vector<int> waits(ranks);
+        std::vector<double> seconds(ranks);
+        const RunResult run = run_ranks(comms, [&](int rank, ThreadComm& comm) {
+            std::vector<float> data(n, 0.0f), values(n);
+            fill_input(values, rank);
+            WritingFence written(values, data);
+            seconds[std::size_t(rank)] = comm.all_reduce_after(written, data, ReduceOp::Sum);
+            results[std::size_t(rank)] = data;
+            waits[std::size_t(rank)] = written.waits;
+        });
+        QVERIFY_RETURNED(run);
+        // The same sum all_reduce gives for the written values.
+        Comms reference_comms = make_thread_comms(ranks);
+        std::vector<std::vector<float>> expected(ranks, std::vector<float>(n));
+        QVERIFY_RETURNED(run_ranks(reference_comms, [&](int rank, ThreadComm& comm) {
+            fill_input(expected[std::size_t(rank)], rank);
+            comm.all_reduce(expected[std::size_t(rank)], ReduceOp::Sum);
+        }));
+        for (int r = 0; r < ranks; ++r) {
+            QCOMPARE(waits[std::size_t(r)], 1);
+            QVERIFY2(results[std::size_t(r)] == expected[0], qPrintable(QString("rank %1").arg(r)));
+            QVERIFY(seconds[std::size_t(r)] >= 0 && seconds[std::size_t(r)] < 60);
+        }
     }
 
     void one_rank_is_a_no_op() {

@@ -3,7 +3,12 @@
 // each bucket's all-reduce.
 
 #include <QtTest>
+
 #include <chrono>
+#include <cmath>
+#include <span>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "backend/cpu/cpu_backend.h"
@@ -11,6 +16,37 @@
 #include "train/gradient_reducer.h"
 
 using namespace scalelab;
+
+namespace {
+
+// Rank 0 of two, whose all_reduce_after takes `wall` on the host, as NCCL's does while its
+// stream waits for backward, and reports that the all-reduce itself took `measured`.
+class SlowStartComm final : public comm::Communicator {
+  public:
+    SlowStartComm(std::chrono::milliseconds wall, double measured)
+        : wall_(wall), measured_(measured) {}
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    double all_reduce_after(Fence& ready, std::span<float>, comm::ReduceOp) override {
+        ready.wait();
+        std::this_thread::sleep_for(wall_);
+        return measured_;
+    }
+    void all_reduce(std::span<float>, comm::ReduceOp) override { unused(); }
+    void broadcast(std::span<float>, int) override { unused(); }
+    void all_gather(std::span<const float>, std::span<float>) override { unused(); }
+    void barrier() override { unused(); }
+    void abort(const std::string&) override { unused(); }
+
+  private:
+    [[noreturn]] static void unused() {
+        throw std::logic_error("the gradient reducer only calls all_reduce_after");
+    }
+    std::chrono::milliseconds wall_;
+    double measured_;
+};
+
+}  // namespace
 
 class GradientReducerTest : public QObject {
     Q_OBJECT
@@ -102,6 +138,29 @@ class GradientReducerTest : public QObject {
             QCOMPARE(grads[0][i], expected);
             QCOMPARE(grads[1][i], expected);
         }
+    }
+
+    void a_span_lasts_what_the_communicator_measured() {
+        // 30 ms on the host, of which the all-reduce itself took 2 ms: the span is the 2 ms
+        // ending when the call returned, not the whole call.
+        SlowStartComm comm(std::chrono::milliseconds(30), 0.002);
+        std::vector<float> g(100, 1.0f);
+        cpu::CpuBackend backend(1);
+        GradientReducer reducer(backend, comm, g,
+                                plan_buckets(std::vector<std::size_t>{10, 100}, 4, 40), false);
+        const auto step_start = GradientReducer::Clock::now();
+        reducer.begin({}, step_start);
+        reducer.finish();
+        const double finished =
+            std::chrono::duration<double>(GradientReducer::Clock::now() - step_start).count();
+        QCOMPARE(reducer.spans().size(), std::size_t(2));
+        for (const BucketSpan& span : reducer.spans()) {
+            QVERIFY(std::abs(span.end - span.start - 0.002) < 1e-9);
+            QVERIFY(span.end <= finished);
+        }
+        // Each call's 28 ms before the all-reduce lie between the spans.
+        QVERIFY(reducer.spans()[0].end >= 0.030);
+        QVERIFY(reducer.spans()[1].start - reducer.spans()[0].end >= 0.028);
     }
 
     void one_rank_communicates_nothing() {

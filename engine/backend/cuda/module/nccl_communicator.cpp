@@ -1,11 +1,14 @@
 #include "backend/cuda/module/nccl_communicator.h"
 
+#include <cstdlib>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
 
 #include "backend/cuda/cuda_error.h"
 #include "backend/cuda/module/library_errors.h"
+#include "backend/cuda/module/vector_ops.h"
 #include "error.h"
 
 namespace scalelab::cuda {
@@ -18,8 +21,9 @@ constexpr std::chrono::milliseconds kWatchdogPeriod{50};
 
 // How long abort waits for a rank to come out of an NCCL call before freeing its communicator
 // anyway. An enqueue takes microseconds; one that takes longer is waiting on the host for its
-// peers (NCCL connects GPUs lazily, inside the first collective that needs a connection), and
-// only NCCL's own abort flag, which ncclCommAbort raises, can release it.
+// peers (where NCCL connects GPUs lazily, inside the first collective that needs a connection:
+// see connect_at_init), and only NCCL's own abort flag, which ncclCommAbort raises, can release
+// it.
 constexpr std::chrono::seconds kEnqueueGrace{5};
 
 std::int64_t now_ns() {
@@ -32,6 +36,18 @@ std::string seconds_text(double seconds) {
     std::ostringstream text;
     text << seconds << " s";
     return text.str();
+}
+
+// NCCL connects the GPUs of a communicator lazily by default (NCCL_RUNTIME_CONNECT=1, since
+// 2.22): each algorithm's connections, and their buffers' cudaMalloc, are made inside the first
+// collective that uses that algorithm, while other ranks' collectives may be running, which is
+// what allocating everything before the first step avoids (the cudaMalloc/NCCL deadlock; see
+// Replica::prepare). NCCL_RUNTIME_CONNECT=0 has ncclCommInitAll connect every algorithm instead.
+// Set once per process, before NCCL first reads its parameters (at its first initialisation),
+// and only where the user has not set it.
+void connect_at_init() {
+    static std::once_flag once;
+    std::call_once(once, [] { setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0); });
 }
 
 // Makes a GPU current on this thread for the guard's lifetime, then the one that was current:
@@ -50,9 +66,11 @@ class DeviceRestorer {
 // Marks a rank's collective in flight for the watchdog while it lives.
 class InFlight {
   public:
-    InFlight(std::atomic<std::int64_t>& since_ns, std::atomic<const char*>& name, const char* what)
+    InFlight(std::atomic<std::int64_t>& since_ns, std::atomic<const char*>& name,
+             std::atomic<bool>& behind_fence, const char* what, bool after_fence)
         : since_ns_(since_ns) {
         name.store(what, std::memory_order_relaxed);
+        behind_fence.store(after_fence, std::memory_order_relaxed);
         since_ns_.store(now_ns(), std::memory_order_release);
     }
     ~InFlight() { since_ns_.store(0, std::memory_order_release); }
@@ -111,6 +129,7 @@ NcclGroup::~NcclGroup() {
 
 void NcclGroup::create_rank_resources() {
     DeviceRestorer restore;
+    connect_at_init();
     std::vector<ncclComm_t> comms(ranks_.size(), nullptr);
     check_nccl(ncclCommInitAll(comms.data(), size(), options_.gpus.data()), "ncclCommInitAll");
     for (std::size_t r = 0; r < ranks_.size(); ++r)
@@ -143,8 +162,9 @@ void NcclGroup::connect_ranks() {
     std::vector<std::unique_ptr<InFlight>> in_flight;
     for (Rank& rank : ranks_) {
         locks.emplace_back(rank.enqueue_mutex);
-        in_flight.push_back(
-            std::make_unique<InFlight>(rank.in_flight_since_ns, rank.in_flight_name, "connection"));
+        in_flight.push_back(std::make_unique<InFlight>(rank.in_flight_since_ns, rank.in_flight_name,
+                                                       rank.in_flight_behind_fence, "connection",
+                                                       false));
     }
     std::string failure;
     {
@@ -288,11 +308,16 @@ void NcclGroup::throw_aborted() const {
 }
 
 float NcclGroup::run_collective(int rank_index, const char* name, const char* call,
-                                const Enqueue& enqueue, bool timed) {
+                                const Enqueue& enqueue, cudaEvent_t after, bool timed) {
     Rank& rank = ranks_[static_cast<std::size_t>(rank_index)];
     const std::string where =
         "rank " + std::to_string(rank_index) + " (GPU " + std::to_string(rank.gpu) + ")";
-    InFlight in_flight(rank.in_flight_since_ns, rank.in_flight_name, name);
+    // The timing events bracket what follows the fence: the watchdog tells from the first one
+    // whether the collective has started on the GPU.
+    if (after != nullptr && !timed)
+        throw std::logic_error("a collective behind a fence is timed (see watchdog_problem)");
+    InFlight in_flight(rank.in_flight_since_ns, rank.in_flight_name, rank.in_flight_behind_fence,
+                       name, after != nullptr);
     cudaEvent_t finished = timed ? rank.timing_stop : rank.done;
 
     // Step 1: enqueue, under the rank's lock (see the class comment).
@@ -306,6 +331,10 @@ float NcclGroup::run_collective(int rank_index, const char* name, const char* ca
         // The rank's thread works on its rank's GPU (its backend made it current already).
         status = cudaSetDevice(rank.gpu);
         failed_call = "cudaSetDevice";
+        if (status == cudaSuccess && after != nullptr) {
+            status = cudaStreamWaitEvent(rank.stream, after, 0);
+            failed_call = "cudaStreamWaitEvent";
+        }
         if (status == cudaSuccess && timed) {
             status = cudaEventRecord(rank.timing_start, rank.stream);
             failed_call = "cudaEventRecord";
@@ -378,9 +407,20 @@ std::string NcclGroup::watchdog_problem() {
     // behaviour) as int64 nanoseconds, and check_nccl_group_options only bounds it below.
     const double timeout_ns = options_.timeout_seconds * 1e9;
     for (std::size_t r = 0; r < ranks_.size(); ++r) {
-        const Rank& rank = ranks_[r];
-        const std::int64_t since = rank.in_flight_since_ns.load(std::memory_order_acquire);
-        if (since == 0 || static_cast<double>(now - since) <= timeout_ns)
+        Rank& rank = ranks_[r];
+        std::int64_t since = rank.in_flight_since_ns.load(std::memory_order_acquire);
+        if (since == 0)
+            continue;
+        // A bucket's all-reduce waits on its stream for the rest of backward (all_reduce_after);
+        // until its first timing event has passed it has not started, and its clock restarts
+        // (unless the rank has finished it meanwhile: then the exchange fails, nothing changes).
+        if (rank.in_flight_behind_fence.load(std::memory_order_relaxed) &&
+            cudaSetDevice(rank.gpu) == cudaSuccess &&
+            cudaEventQuery(rank.timing_start) == cudaErrorNotReady) {
+            rank.in_flight_since_ns.compare_exchange_strong(since, now, std::memory_order_acq_rel);
+            continue;
+        }
+        if (static_cast<double>(now - since) <= timeout_ns)
             continue;
         return "rank " + std::to_string(r) + " (GPU " + std::to_string(rank.gpu) +
                ") waited longer than the GPU group's timeout of " +
@@ -419,14 +459,22 @@ void NcclCommunicator::abort(const std::string& reason) {
 }
 
 void NcclCommunicator::all_reduce(std::span<float> data, comm::ReduceOp op) {
-    reduce(data, op, /*timed=*/false);
+    reduce(data, op, /*after=*/nullptr, /*timed=*/false);
+}
+
+double NcclCommunicator::all_reduce_after(Fence& ready, std::span<float> data, comm::ReduceOp op) {
+    const auto* fence = dynamic_cast<const StreamFence*>(&ready);
+    if (fence == nullptr)
+        throw std::logic_error("an NCCL all-reduce can only follow a GPU backend's fence");
+    return reduce(data, op, fence->event(), /*timed=*/true) / 1000.0;
 }
 
 float NcclCommunicator::timed_all_reduce(std::span<float> data, comm::ReduceOp op) {
-    return reduce(data, op, /*timed=*/true);
+    return reduce(data, op, /*after=*/nullptr, /*timed=*/true);
 }
 
-float NcclCommunicator::reduce(std::span<float> data, comm::ReduceOp op, bool timed) {
+float NcclCommunicator::reduce(std::span<float> data, comm::ReduceOp op, cudaEvent_t after,
+                               bool timed) {
     if (data.empty()) {
         if (group_->aborted())
             group_->throw_aborted();
@@ -439,7 +487,7 @@ float NcclCommunicator::reduce(std::span<float> data, comm::ReduceOp op, bool ti
             return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, nccl_op, comm,
                                  stream);
         },
-        timed);
+        after, timed);
 }
 
 void NcclCommunicator::broadcast(std::span<float> data, int root) {
@@ -457,7 +505,7 @@ void NcclCommunicator::broadcast(std::span<float> data, int root) {
             return ncclBroadcast(data.data(), data.data(), data.size(), ncclFloat32, root, comm,
                                  stream);
         },
-        /*timed=*/false);
+        /*after=*/nullptr, /*timed=*/false);
 }
 
 void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
@@ -477,7 +525,7 @@ void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> ou
         [&](ncclComm_t comm, cudaStream_t stream) {
             return ncclAllGather(in.data(), out.data(), n, ncclFloat32, comm, stream);
         },
-        /*timed=*/false);
+        /*after=*/nullptr, /*timed=*/false);
 }
 
 void NcclCommunicator::barrier() {
@@ -487,7 +535,7 @@ void NcclCommunicator::barrier() {
         [value](ncclComm_t comm, cudaStream_t stream) {
             return ncclAllReduce(value, value, 1, ncclFloat32, ncclSum, comm, stream);
         },
-        /*timed=*/false);
+        /*after=*/nullptr, /*timed=*/false);
 }
 
 }  // namespace scalelab::cuda

@@ -45,8 +45,9 @@ void check_nccl_group_options(const GpuGroupOptions& options);
 //
 // A collective of rank r:
 //   1. under rank r's enqueue lock: check that the group is not aborted, mark the collective in
-//      flight (for the watchdog), enqueue it on r's communication stream and record r's done
-//      event after it;
+//      flight (for the watchdog), enqueue it on r's communication stream (for all_reduce_after,
+//      behind a cudaStreamWaitEvent on the caller's fence) and record r's done event after it
+//      (the watchdog's clock starts here; behind a fence, once the collective starts on the GPU);
 //   2. without any lock: wait for the done event (cudaEventSynchronize on an event made with
 //      cudaEventBlockingSync: the thread sleeps, no core spins), then clear the in-flight mark;
 //   3. if the group was aborted meanwhile, throw comm::Aborted(first reason): the buffer holds
@@ -67,10 +68,10 @@ void check_nccl_group_options(const GpuGroupOptions& options);
 // again in one NCCL group), then the streams, events and barrier buffers.
 class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<NcclGroup> {
   public:
-    // Checks options (check_nccl_group_options), then creates the communicators, the
-    // streams, events and barrier buffers, runs one all-reduce on every rank so that NCCL
-    // connects the GPUs now rather than inside a rank's first collective, then starts the
-    // watchdog. Throws scalelab::Error.
+    // Checks options (check_nccl_group_options), then creates the communicators (connected
+    // at creation: see connect_at_init), the streams, events and barrier buffers, starts the
+    // watchdog and runs one all-reduce on every rank, so that GPUs that cannot reach each other
+    // fail here rather than in a rank's first collective. Throws scalelab::Error.
     static std::shared_ptr<NcclGroup> create(const GpuGroupOptions& options);
 
     ~NcclGroup() override;
@@ -109,16 +110,20 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
         // none; and which collective it is. Written by the rank's thread, read by the watchdog.
         std::atomic<std::int64_t> in_flight_since_ns{0};
         std::atomic<const char*> in_flight_name{""};
+        // The collective in flight follows a fence (all_reduce_after): see watchdog_problem.
+        std::atomic<bool> in_flight_behind_fence{false};
         bool handed_out = false;  // a live NcclCommunicator has this rank (under state_mutex_)
     };
 
     // One collective of rank `rank`, as the class comment describes. enqueue makes the NCCL call
-    // on the rank's communicator and stream. With timed set, the collective is bracketed by the
-    // timing events and the milliseconds between them are returned (0 otherwise).
-    // `name` is the collective ("all_reduce"), `call` the NCCL function, for messages.
+    // on the rank's communicator and stream. With `after` (an event of the rank's GPU, or
+    // nullptr), the stream first waits for it. With timed set, the collective is bracketed by
+    // the timing events, recorded after that wait, and the milliseconds between them are
+    // returned (0 otherwise). `name` is the collective ("all_reduce"), `call` the NCCL function,
+    // for messages.
     using Enqueue = std::function<ncclResult_t(ncclComm_t, cudaStream_t)>;
     float run_collective(int rank, const char* name, const char* call, const Enqueue& enqueue,
-                         bool timed);
+                         cudaEvent_t after, bool timed);
 
     void create_rank_resources();
     void connect_ranks();  // the creation-time all-reduce (see create)
@@ -154,7 +159,9 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
 // with NCCL doing the work; see NcclGroup for waiting and abort). Use it from one thread at a
 // time (any thread: each call makes the rank's GPU current on it). Its collectives run on a
 // communication stream that does not wait for the backend's compute stream: the caller makes
-// sure the data is written first (the gradient reducer waits on a Fence; upload synchronises).
+// sure the data is written first (upload synchronises), except all_reduce_after, whose stream
+// waits on the GPU for the fence's event (cudaStreamWaitEvent) before the all-reduce starts.
+// The fence must be a GPU backend's, of this rank's GPU.
 //
 // all_reduce: ncclAllReduce in place, ncclSum or ncclAvg. NCCL's Average multiplies each rank's
 // values by 1/N before summing (ncclAvg on floats is a pre-multiplied sum), so its last bits
@@ -181,6 +188,8 @@ class NcclCommunicator final : public comm::Communicator {
     void barrier() override;
     void abort(const std::string& reason) override;
 
+    double all_reduce_after(Fence& ready, std::span<float> data, comm::ReduceOp op) override;
+
     // all_reduce, timed on the GPU: the milliseconds between two events recorded on the
     // communication stream right before and right after the NCCL call (cudaEventElapsedTime).
     float timed_all_reduce(std::span<float> data, comm::ReduceOp op);
@@ -188,7 +197,7 @@ class NcclCommunicator final : public comm::Communicator {
   private:
     friend class NcclGroup;  // hands out one communicator per rank
     NcclCommunicator(std::shared_ptr<NcclGroup> group, int rank);
-    float reduce(std::span<float> data, comm::ReduceOp op, bool timed);
+    float reduce(std::span<float> data, comm::ReduceOp op, cudaEvent_t after, bool timed);
 
     std::shared_ptr<NcclGroup> group_;
     int rank_;

@@ -44,6 +44,8 @@ class StreamFence final : public Fence {
 
     void mark() override;
     void wait() override;
+    // For another stream to wait on (cudaStreamWaitEvent): NCCL's all_reduce_after.
+    cudaEvent_t event() const { return event_; }
 
   private:
     GpuContext& ctx_;
