@@ -15,6 +15,17 @@
 
 namespace scalelab::cpu {
 
+namespace {
+
+// The CPU's "device" memory is host memory: uploads, downloads and staged batches are copies.
+void copy_floats(std::span<const float> from, float* to) {
+    if (from.empty())
+        return;  // memcpy from a null pointer is undefined even for 0 bytes
+    std::memcpy(to, from.data(), from.size_bytes());
+}
+
+}  // namespace
+
 int available_cores() {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof(set), &set) == 0)
@@ -37,15 +48,11 @@ DeviceBuffer CpuBackend::allocate(std::size_t floats) {
 }
 
 void CpuBackend::upload(std::span<const float> host, float* device) {
-    if (host.empty())
-        return;  // memcpy from a null pointer is undefined even for 0 bytes
-    std::memcpy(device, host.data(), host.size_bytes());
+    copy_floats(host, device);
 }
 
 void CpuBackend::download(const float* device, std::span<float> host) {
-    if (host.empty())
-        return;
-    std::memcpy(host.data(), device, host.size_bytes());
+    copy_floats({device, host.size()}, host.data());
 }
 
 std::unique_ptr<Conv2dKernel> CpuBackend::conv2d(const Conv2dConfig& cfg, const TensorDesc& x) {
@@ -116,8 +123,7 @@ class CpuInputStage final : public InputStage {
     explicit CpuInputStage(DeviceBuffer buffer) : buffer_(std::move(buffer)) {}
     float* stage(std::span<const float> host) override {
         require_stage_room(host.size(), buffer_.size());
-        if (!host.empty())
-            std::memcpy(buffer_.data(), host.data(), host.size_bytes());
+        copy_floats(host, buffer_.data());
         return buffer_.data();
     }
 
