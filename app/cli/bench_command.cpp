@@ -69,6 +69,12 @@ void print_json_row(const ThroughputConfig& config, const ThroughputResult& resu
                                 .add("images_per_s_max", result.images_per_s_max)
                                 .add("flops_per_image", result.flops_per_image)
                                 .add("gflops", result.gflops)
+                                .add("data_ms", 1e3 * result.step.data)
+                                .add("forward_ms", 1e3 * result.step.forward)
+                                .add("backward_ms", 1e3 * result.step.backward)
+                                .add("exposed_comm_ms", 1e3 * result.step.exposed_comm)
+                                .add("wait_ms", 1e3 * result.step.wait)
+                                .add("optimizer_ms", 1e3 * result.step.optimizer)
                                 .str();
     std::puts(row.c_str());
 }

@@ -40,6 +40,18 @@ std::vector<data::Batch> prepared_batches(const ThroughputConfig& cfg, int count
     return batches;
 }
 
+// The parts of `steps` steps' summed times, per step.
+DeviceStepTimes per_step(const DeviceStepTimes& sum, int steps) {
+    const double n = steps;
+    return {.data = sum.data / n,
+            .forward = sum.forward / n,
+            .backward = sum.backward / n,
+            .exposed_comm = sum.exposed_comm / n,
+            .wait = sum.wait / n,
+            .optimizer = sum.optimizer / n,
+            .allreduce = {}};
+}
+
 }  // namespace
 
 ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
@@ -72,6 +84,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                       cfg.threads, spec.sync_bn, spin);
     std::vector<double> rates;
     double flops_per_image = 0;
+    DeviceStepTimes mean_step;
     std::mutex error_mutex;
     std::exception_ptr error;
     std::vector<std::thread> devices;
@@ -88,28 +101,31 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                 // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
                 // windows, each between two barriers so that it covers every device's steps.
                 std::int64_t step = 0;
-                auto train_one = [&] {
+                // train_step adds each part's time to `times`.
+                auto train_one = [&](DeviceStepTimes& times) {
                     const data::Batch& batch =
                         batches[std::size_t(step * cfg.devices + rank) % batches.size()];
-                    DeviceStepTimes times;
                     worker.train_step([&] { return &batch; }, 1, batch.size, spec.lr, step, times);
                     ++step;
                 };
+                DeviceStepTimes warmup, timed;
                 for (int i = 0; i < cfg.warmup_steps; ++i)
-                    train_one();
+                    train_one(warmup);
                 for (int w = 0; w < cfg.windows; ++w) {
                     host.barrier();
                     const auto start = Clock::now();
                     for (int i = 0; i < steps; ++i)
-                        train_one();
+                        train_one(timed);
                     host.barrier();
                     const double seconds =
                         std::chrono::duration<double>(Clock::now() - start).count();
                     if (rank == 0)
                         rates.push_back(double(steps) * cfg.batch * cfg.devices / seconds);
                 }
-                if (rank == 0)
+                if (rank == 0) {
                     flops_per_image = worker.replica().model().forward_flops_per_sample();
+                    mean_step = per_step(timed, steps * cfg.windows);
+                }
             } catch (const comm::Aborted&) {
             } catch (...) {
                 {
@@ -134,6 +150,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     // Forward once, backward twice (gradients of inputs and of weights).
     result.flops_per_image = 3.0 * flops_per_image;
     result.gflops = result.images_per_s_median * result.flops_per_image / 1e9;
+    result.step = mean_step;
     return result;
 }
 

@@ -3,6 +3,8 @@
 #include <string>
 #include <vector>
 
+#include "train/metrics.h"
+
 namespace scalelab {
 
 // The training-throughput benchmark: the same data-parallel training step a run takes
@@ -30,6 +32,9 @@ struct ThroughputResult {
     double images_per_s_max = 0;
     double flops_per_image = 0;  // forward + backward, 2 flops per multiply-add
     double gflops = 0;           // at the median images/s
+    // Where the first device's steps in the timed windows went, by part, in seconds per step
+    // (the mean; no bucket spans): what to attack when images/s falls short.
+    DeviceStepTimes step;
 };
 
 // Throws Error(InvalidSpec) for an unknown model or a non-positive batch, threads or windows.

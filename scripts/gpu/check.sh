@@ -81,5 +81,11 @@ print(', '.join(str(round(r['val_accuracy'], 4)) for r in rows if r.get('type') 
         torch=$(last_json "$out/pytorch_${model}_${batch}.txt" images_per_s 2>&1)
         echo "$model batch $batch: scalelab $ours, pytorch $torch images/s" \
              "(ratio $(python3 -c "print(f'{$ours / $torch:.2f}')" 2>/dev/null || echo n/a))"
+        echo "  scalelab's step, ms: $(python3 -c "
+import json
+rows = [json.loads(l) for l in open('$out/scalelab_${model}_${batch}.txt') if l.startswith('{')]
+parts = ('data', 'forward', 'backward', 'exposed_comm', 'wait', 'optimizer')
+print(', '.join(f'{p} {rows[-1][p + \"_ms\"]:.3f}' for p in parts) if rows else 'n/a')" 2>/dev/null ||
+            echo n/a)"
     done
 } | tee "$out/figures.txt"

@@ -271,6 +271,21 @@ class TestCli : public QObject {
         QCOMPARE(row["threads"].toInt(), 1);
         QCOMPARE(row["batch"].toInt(), 16);
         QVERIFY2(row["images_per_s"].toDouble() > 0.0, qPrintable(lines.front()));
+        // One window: the parts of its mean step add up to (nearly all of) the window's step.
+        const double step_ms = 1e3 * 16 / row["images_per_s"].toDouble();
+        double parts_ms = 0;
+        for (const char* part : {"data_ms", "forward_ms", "backward_ms", "exposed_comm_ms",
+                                 "wait_ms", "optimizer_ms"}) {
+            QVERIFY2(row[part].isDouble() && row[part].toDouble() >= 0, part);
+            parts_ms += row[part].toDouble();
+        }
+        QVERIFY2(row["forward_ms"].toDouble() > 0 && row["backward_ms"].toDouble() > 0,
+                 qPrintable(lines.front()));
+        QVERIFY2(parts_ms <= step_ms * 1.001 && parts_ms >= 0.5 * step_ms,
+                 qPrintable(QString("parts %1 ms of a %2 ms step: %3")
+                                .arg(parts_ms)
+                                .arg(step_ms)
+                                .arg(lines.front())));
     }
 
     // On GPUs the same row, named as measured on GPUs; without one, the machine's reason.
