@@ -6,7 +6,8 @@
 #   - `scalelab-cli train --device gpu`: cnn on Fashion-MNIST, 2 epochs (the issue asks >= 0.89);
 #   - training images/s, ScaleLab against PyTorch eager on the same model and batch (cnn at
 #     512, wrn k=10 at 256; float32, TF32 off in both);
-#   - `bench allreduce --backend cuda` over every GPU present.
+#   - `bench allreduce --backend cuda` over every GPU present;
+#   - with Nsight Systems installed, the kernel and CUDA-call summaries of ScaleLab's cnn step.
 # Each step's output goes to $OUT/<step>.txt and its exit status to $OUT/summary.txt; a step that
 # fails does not stop the others. Ends with the figures in $OUT/figures.txt.
 #
@@ -69,6 +70,17 @@ for case in "cnn 10 512" "wrn 10 256"; do
         --anchor "$root/torch_anchor.py" --model "$model" --width "$width" --batch "$batch"
 done
 step allreduce 180 "$cli" bench allreduce --backend cuda --sizes 1M,16M,64M,256M --json
+# Where the GPU's time goes in ScaleLab's cnn step at 512, kernel by kernel and call by call,
+# where Nsight Systems is installed (its report files are left out: only the summaries return).
+nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
+       2>/dev/null | head -1)
+if [ -n "$nsys" ]; then
+    step nsys_cnn_512 180 "$nsys" profile --stats=true --force-overwrite=true \
+        --output "$root/nsys_cnn_512" "$cli" bench train --device gpu --model cnn --batch 512 \
+        --devices 1 --windows 1 --json
+else
+    echo "nsys_cnn_512: not run, no nsys on this machine" | tee -a "$out/summary.txt"
+fi
 
 {
     echo "test accuracy after each epoch (cnn, batch 128, 1 GPU): $(python3 -c "

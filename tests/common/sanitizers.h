@@ -14,4 +14,14 @@ inline constexpr bool sanitizer_allocator =
 inline constexpr bool sanitizer_allocator = false;
 #endif
 
+// Whether this program was built with ThreadSanitizer, which does not see the synchronisation
+// inside uninstrumented libraries such as libgomp (see tests/tsan.supp).
+#if defined(__SANITIZE_THREAD__)
+inline constexpr bool thread_sanitizer = true;
+#elif defined(__has_feature)
+inline constexpr bool thread_sanitizer = __has_feature(thread_sanitizer);
+#else
+inline constexpr bool thread_sanitizer = false;
+#endif
+
 }  // namespace scalelab::testing
