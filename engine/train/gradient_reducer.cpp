@@ -85,6 +85,10 @@ void GradientReducer::launch_ready(std::size_t written) {
 }
 
 void GradientReducer::reduce(std::size_t index) {
+    // One rank's average is its own gradient: nothing to communicate (through NCCL, a group of
+    // one GPU would still pay a call and a wait per bucket, every step).
+    if (comm_.size() == 1)
+        return;
     const Bucket& b = buckets_[index];
     const double seconds = comm_.all_reduce_after(
         *ready_[index], grads_.subspan(b.begin, b.end - b.begin), comm::ReduceOp::Average);

@@ -32,9 +32,10 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
                                  std::size_t cap_bytes);
 
 // Averages one replica's gradients over all ranks, bucket by bucket, in the same order on every
-// rank. With overlap, a communication thread all-reduces each bucket as soon as backward has
-// written all of its gradients (gradients_written), while backward goes on with the layers below;
-// finish() waits for the last one. Without overlap, finish() does all the all-reduces.
+// rank (with one rank there is nothing to average: no collective at all). With overlap, a
+// communication thread all-reduces each bucket as soon as backward has written all of its gradients
+// (gradients_written), while backward goes on with the layers below; finish() waits for the last
+// one. Without overlap, finish() does all the all-reduces.
 //
 // With gradient accumulation, `accumulated` holds the sum of the step's earlier micro-batches'
 // gradients; it is added into each bucket just before that bucket is reduced, so there is no

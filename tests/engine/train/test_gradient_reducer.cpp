@@ -19,17 +19,19 @@ using namespace scalelab;
 
 namespace {
 
-// Rank 0 of two, whose all_reduce_after takes `wall` on the host, as NCCL's does while its
-// stream waits for backward, and reports that the all-reduce itself took `measured`.
-class SlowStartComm final : public comm::Communicator {
+// Rank 0 of `size`, whose all_reduce_after takes `wall` on the host, as NCCL's does while its
+// stream waits for backward, reports that the all-reduce itself took `measured`, and counts
+// its calls.
+class FakeComm final : public comm::Communicator {
   public:
-    SlowStartComm(std::chrono::milliseconds wall, double measured)
-        : wall_(wall), measured_(measured) {}
+    FakeComm(int size, std::chrono::milliseconds wall, double measured)
+        : size_(size), wall_(wall), measured_(measured) {}
     int rank() const override { return 0; }
-    int size() const override { return 2; }
+    int size() const override { return size_; }
     double all_reduce_after(Fence& ready, std::span<float>, comm::ReduceOp) override {
         ready.wait();
         std::this_thread::sleep_for(wall_);
+        ++calls;
         return measured_;
     }
     void all_reduce(std::span<float>, comm::ReduceOp) override { unused(); }
@@ -38,10 +40,13 @@ class SlowStartComm final : public comm::Communicator {
     void barrier() override { unused(); }
     void abort(const std::string&) override { unused(); }
 
+    int calls = 0;
+
   private:
     [[noreturn]] static void unused() {
         throw std::logic_error("the gradient reducer only calls all_reduce_after");
     }
+    int size_;
     std::chrono::milliseconds wall_;
     double measured_;
 };
@@ -143,7 +148,7 @@ class GradientReducerTest : public QObject {
     void a_span_lasts_what_the_communicator_measured() {
         // 30 ms on the host, of which the all-reduce itself took 2 ms: the span is the 2 ms
         // ending when the call returned, not the whole call.
-        SlowStartComm comm(std::chrono::milliseconds(30), 0.002);
+        FakeComm comm(2, std::chrono::milliseconds(30), 0.002);
         std::vector<float> g(100, 1.0f);
         cpu::CpuBackend backend(1);
         GradientReducer reducer(backend, comm, g,
@@ -164,17 +169,20 @@ class GradientReducerTest : public QObject {
     }
 
     void one_rank_communicates_nothing() {
-        auto group = comm::ThreadGroup::create(1);
-        auto comm = group->communicator(0);
+        FakeComm comm(1, std::chrono::milliseconds(0), 0.0);
         std::vector<float> g(100, 2.0f);
+        const std::vector<float> accumulated(100, 0.5f);
         cpu::CpuBackend backend(1);
-        GradientReducer reducer(backend, *comm, g,
+        GradientReducer reducer(backend, comm, g,
                                 plan_buckets(std::vector<std::size_t>{10, 100}, 4, 40), false);
         QCOMPARE(reducer.buckets().size(), std::size_t(2));
-        reducer.begin({}, GradientReducer::Clock::now());
+        reducer.begin(accumulated, GradientReducer::Clock::now());
         reducer.finish();
+        QCOMPARE(comm.calls, 0);
         QVERIFY(reducer.spans().empty());
-        QCOMPARE(g[99], 2.0f);
+        // The step's earlier micro-batches are still added in.
+        QCOMPARE(g[0], 2.5f);
+        QCOMPARE(g[99], 2.5f);
     }
 };
 
