@@ -31,8 +31,10 @@ GradientReducer::GradientReducer(Backend& backend, comm::Communicator& comm, std
       buckets_(std::move(buckets)),
       overlap_(overlap),
       spans_(comm.size() > 1 ? buckets_.size() : 0) {
-    for (std::size_t i = 0; i < buckets_.size(); ++i)
-        ready_.push_back(backend_.make_fence());
+    // One rank reduces nothing (reduce), so nothing waits for its gradients.
+    if (comm.size() > 1)
+        for (std::size_t i = 0; i < buckets_.size(); ++i)
+            ready_.push_back(backend_.make_fence());
     if (overlap_)
         thread_ = std::thread([this] { communicate(); });
 }
@@ -69,10 +71,11 @@ void GradientReducer::launch_ready(std::size_t written) {
             backend_.add_to(accumulated_.subspan(b.begin, b.end - b.begin), bucket);
         // The local gradient's norm for the noise scale, while the bucket is still this
         // device's own (and in cache): no extra pass over memory. One device has no local
-        // gradient distinct from the averaged one, so it skips this.
-        if (comm_.size() > 1)
+        // gradient distinct from the averaged one, and nothing to all-reduce, so it skips both.
+        if (comm_.size() > 1) {
             backend_.accumulate_squared_norm(bucket);
-        ready_[next_]->mark();
+            ready_[next_]->mark();
+        }
         if (overlap_) {
             {
                 std::lock_guard lock(mutex_);
@@ -95,8 +98,7 @@ void GradientReducer::reduce(std::size_t index) {
     // The span ends when this thread sees the all-reduce complete and lasts as long as the
     // communicator measured it (on a GPU, between CUDA events: without the wait for backward).
     const double end = std::chrono::duration<double>(Clock::now() - step_start_).count();
-    if (!spans_.empty())
-        spans_[index] = {end - seconds, end};
+    spans_[index] = {end - seconds, end};
 }
 
 void GradientReducer::communicate() {

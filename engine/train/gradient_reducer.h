@@ -90,7 +90,8 @@ class GradientReducer {
     comm::Communicator& comm_;
     std::span<float> grads_;
     std::vector<Bucket> buckets_;
-    std::vector<std::unique_ptr<Fence>> ready_;  // one per bucket: its gradients are written
+    // One per bucket (none with one rank): its gradients are written.
+    std::vector<std::unique_ptr<Fence>> ready_;
     bool overlap_;
     std::span<const float> accumulated_;
     std::size_t next_ = 0;  // the next bucket to launch (worker thread only)

@@ -177,7 +177,8 @@ std::vector<std::string> RunSpec::validate() const {
     require(gpus.empty() || device != DeviceKind::Gpu || std::size_t(devices) == gpus.size(),
             "gpus lists " + std::to_string(gpus.size()) + " GPU(s) for " + std::to_string(devices) +
                 " device(s): list one GPU per device, or leave gpus empty for the first ones");
-    // At least a second: the first collectives wait for every GPU's cuDNN algorithm search.
+    // At least a second: shorter, an ordinary pause of one device's thread (a slow batch, the
+    // operating system) would end a healthy run.
     require(
         finite(collective_timeout_s) && collective_timeout_s >= 1 && collective_timeout_s <= 86400,
         "collective_timeout_s must be between 1 and 86400 seconds (got " +
