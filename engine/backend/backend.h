@@ -9,6 +9,7 @@
 #include "backend/fence.h"
 #include "backend/input_stage.h"
 #include "backend/kernels.h"
+#include "backend/timestamp.h"
 #include "optim/optimizer.h"
 #include "optim/parameter_segment.h"
 
@@ -75,8 +76,7 @@ class Backend {
     virtual double take_squared_norm() = 0;
 
     virtual std::unique_ptr<Fence> make_fence() = 0;
-    // Returns once all the work given so far is done (for the time breakdown's phase ends).
-    virtual void synchronize() = 0;
+    virtual std::unique_ptr<Timestamp> make_timestamp() = 0;
 };
 
 }  // namespace scalelab

@@ -14,13 +14,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point& t) {
-    const auto now = Clock::now();
-    const double s = std::chrono::duration<double>(now - t).count();
-    t = now;
-    return s;
-}
-
 std::vector<Bucket> buckets_for(const nn::Model& model, const RunSpec& spec) {
     std::vector<std::size_t> ends;
     for (const auto& s : model.segments())
@@ -54,7 +47,10 @@ DeviceWorker::DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Bac
       host_comm_(host_comm != nullptr ? *host_comm : comm),
       replica_(spec, image, std::move(backend), comm.rank(), sync_bn_group(spec, comm, sync_bn)),
       reducer_(replica_.backend(), comm, replica_.model().grads(),
-               buckets_for(replica_.model(), spec), spec.overlap && comm.size() > 1) {
+               buckets_for(replica_.model(), spec), spec.overlap && comm.size() > 1),
+      // A step's phase ends: data, forward and backward per micro-batch, then exposed_comm,
+      // wait and optimizer.
+      timeline_(replica_.backend(), 3 * std::size_t(std::max(1, spec.accumulation)) + 3) {
     if (spec.accumulation > 1)
         accumulated_ = replica_.backend().allocate(replica_.model().grads().size());
     noise_ = NoiseScaleEstimator(spec.noise_scale_beta);
@@ -80,7 +76,7 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
                                       int micro_batches, int samples, double lr, std::int64_t step,
                                       DeviceStepTimes& times) {
     const auto step_start = Clock::now();
-    auto clock = step_start;
+    timeline_.start();
     StepResult local;
     const auto grads = replica_.model().grads();
     // The noise scale's small-batch gradients: with several devices, each device's own
@@ -89,12 +85,12 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     double micro_sq_sum = 0;
     for (int i = 0; i < micro_batches; ++i) {
         const data::Batch* batch = next_batch();
-        times.data += since(clock);
+        timeline_.end(&DeviceStepTimes::data);
         const StepResult r = replica_.forward(*batch, step);
         local.loss_sum += r.loss_sum;
         local.correct += r.correct;
         local.size += r.size;
-        times.forward += since(clock);
+        timeline_.end(&DeviceStepTimes::forward);
 
         const bool last = i + 1 == micro_batches;
         if (last) {
@@ -119,14 +115,10 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
             else
                 replica_.backend().add_to(grads, accumulated_.span());
         }
-        // Backward's time is that of its work, not of enqueueing it (a GPU's kernels run
-        // later): otherwise the wait for its last kernels would count as exposed communication.
-        if (last)
-            replica_.backend().synchronize();
-        times.backward += since(clock);
+        timeline_.end(&DeviceStepTimes::backward);
     }
     reducer_.finish();
-    times.exposed_comm += since(clock);
+    timeline_.end(&DeviceStepTimes::exposed_comm);
     const auto spans = reducer_.spans();
     times.allreduce.assign(spans.begin(), spans.end());
 
@@ -134,15 +126,15 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     const float small_sq = per_micro_batch ? float(micro_sq_sum / (micro_batches - 1))
                                            : float(reducer_.local_squared_norm());
     GlobalTotals totals = all_reduce_totals(local, small_sq, &small_sq_sum);
-    times.wait += since(clock);
-    if (!std::isfinite(totals.loss_sum))
-        return totals;  // diverged: no rank trains on
-
-    const double b_small = per_micro_batch ? double(samples) / micro_batches : double(samples);
-    estimate_noise_scale(double(small_sq_sum) / comm_.size(), b_small, totals.count, totals);
-    replica_.update(lr);
-    replica_.backend().synchronize();
-    times.optimizer += since(clock);
+    timeline_.end(&DeviceStepTimes::wait);
+    // A step whose global loss is not finite (diverged) ends here on every rank: none trains on.
+    if (std::isfinite(totals.loss_sum)) {
+        const double b_small = per_micro_batch ? double(samples) / micro_batches : double(samples);
+        estimate_noise_scale(double(small_sq_sum) / comm_.size(), b_small, totals.count, totals);
+        replica_.update(lr);
+        timeline_.end(&DeviceStepTimes::optimizer);
+    }
+    timeline_.add_to(times);
     return totals;
 }
 

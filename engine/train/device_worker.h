@@ -12,6 +12,7 @@
 #include "train/metrics.h"
 #include "train/noise_scale.h"
 #include "train/replica.h"
+#include "train/step_timeline.h"
 
 namespace scalelab {
 
@@ -59,8 +60,9 @@ class DeviceWorker {
     //   (earlier micro-batches' gradients summed locally; the last one's all-reduced bucket by
     //   bucket as backward produces them, averaging over devices: the mean over the global batch)
     //   then the global loss; if it is finite, p <- optimiser(p, g, lr) on every replica.
-    // Adds this device's time per phase to `times` and sets times.allreduce to this step's
-    // bucket all-reduce spans (none with one device), measured from the first data fetch.
+    // Adds this device's time per phase to `times` (StepTimeline: on a GPU, its own time, with
+    // one wait for the GPU per step, at its end) and sets times.allreduce to this step's bucket
+    // all-reduce spans (none with one device), measured from the first data fetch.
     GlobalTotals train_step(const std::function<const data::Batch*()>& next_batch,
                             int micro_batches, int samples, double lr, std::int64_t step,
                             DeviceStepTimes& times);
@@ -91,6 +93,7 @@ class DeviceWorker {
     comm::Communicator& host_comm_;
     Replica replica_;
     GradientReducer reducer_;
+    StepTimeline timeline_;
     DeviceBuffer accumulated_;  // gradients of a step's earlier micro-batches (backend memory)
     NoiseScaleEstimator noise_;
     std::vector<float> gather_in_, gather_out_;  // gather_times' buffers, reused every step

@@ -4,6 +4,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -138,6 +139,21 @@ class DoneFence final : public Fence {
     void wait() override {}
 };
 
+// For the same reason, the time a CPU's work before a point was done is the host clock there.
+class HostClockTimestamp final : public Timestamp {
+  public:
+    void mark() override { at_ = std::chrono::steady_clock::now(); }
+    double seconds_since(Timestamp& earlier) override {
+        const auto* start = dynamic_cast<const HostClockTimestamp*>(&earlier);
+        if (start == nullptr)
+            throw Error(ErrorKind::Internal, "a CPU timestamp was compared with another backend's");
+        return std::chrono::duration<double>(at_ - start->at_).count();
+    }
+
+  private:
+    std::chrono::steady_clock::time_point at_;
+};
+
 }  // namespace
 
 std::unique_ptr<InputStage> CpuBackend::input_stage(std::size_t floats) {
@@ -146,6 +162,10 @@ std::unique_ptr<InputStage> CpuBackend::input_stage(std::size_t floats) {
 
 std::unique_ptr<Fence> CpuBackend::make_fence() {
     return std::make_unique<DoneFence>();
+}
+
+std::unique_ptr<Timestamp> CpuBackend::make_timestamp() {
+    return std::make_unique<HostClockTimestamp>();
 }
 
 }  // namespace scalelab::cpu

@@ -273,7 +273,9 @@ class TestNcclGroup : public QObject {
             ready->mark();
             measured[r] = comm->all_reduce_after(*ready, data.span(), ReduceOp::Sum);
             const auto returned = Clock::now();
-            backend.synchronize();
+            const std::unique_ptr<scalelab::Fence> drained_fence = backend.make_fence();
+            drained_fence->mark();
+            drained_fence->wait();
             const auto drained = Clock::now();
             called[r] = Seconds(returned - start).count();
             tail[r] = Seconds(drained - returned).count();

@@ -13,6 +13,7 @@
 #include "backend/cpu/cpu_backend.h"
 #include "data/batch_loader.h"
 #include "error.h"
+#include "forwarding_cpu_backend.h"
 #include "gpu_test_support.h"
 #include "train/replica.h"
 
@@ -26,84 +27,69 @@ const Shape kImage{1, 1, 28, 28};
 
 // The CPU backend, counting what makes memory: allocate(), input_stage() and every kernel
 // factory.
-class CountingBackend final : public Backend {
+class CountingBackend final : public testing::ForwardingCpuBackend {
   public:
     explicit CountingBackend(int* made) : made_(made) {}
     std::string name() const override { return "counting cpu"; }
 
     DeviceBuffer allocate(std::size_t floats) override {
         ++*made_;
-        return cpu_.allocate(floats);
-    }
-    void upload(std::span<const float> host, float* device) override { cpu_.upload(host, device); }
-    void download(const float* device, std::span<float> host) override {
-        cpu_.download(device, host);
+        return ForwardingCpuBackend::allocate(floats);
     }
     std::unique_ptr<InputStage> input_stage(std::size_t floats) override {
         ++*made_;
-        return cpu_.input_stage(floats);
+        return ForwardingCpuBackend::input_stage(floats);
     }
     std::unique_ptr<Conv2dKernel> conv2d(const Conv2dConfig& c, const TensorDesc& x) override {
         ++*made_;
-        return cpu_.conv2d(c, x);
+        return ForwardingCpuBackend::conv2d(c, x);
     }
     std::unique_ptr<LinearKernel> linear(const LinearConfig& c, const TensorDesc& x) override {
         ++*made_;
-        return cpu_.linear(c, x);
+        return ForwardingCpuBackend::linear(c, x);
     }
     std::unique_ptr<BatchNormKernel> batch_norm(const BatchNormConfig& c, const TensorDesc& x,
                                                 bool training) override {
         ++*made_;
-        return cpu_.batch_norm(c, x, training);
+        return ForwardingCpuBackend::batch_norm(c, x, training);
     }
     std::unique_ptr<SyncBatchNormKernel> sync_batch_norm(const BatchNormConfig& c,
                                                          const TensorDesc& x) override {
         ++*made_;
-        return cpu_.sync_batch_norm(c, x);
+        return ForwardingCpuBackend::sync_batch_norm(c, x);
     }
     std::unique_ptr<ReluKernel> relu(const TensorDesc& x) override {
         ++*made_;
-        return cpu_.relu(x);
+        return ForwardingCpuBackend::relu(x);
     }
     std::unique_ptr<PoolKernel> pool(const PoolConfig& c, const TensorDesc& x) override {
         ++*made_;
-        return cpu_.pool(c, x);
+        return ForwardingCpuBackend::pool(c, x);
     }
     std::unique_ptr<DropoutKernel> dropout(const TensorDesc& x) override {
         ++*made_;
-        return cpu_.dropout(x);
+        return ForwardingCpuBackend::dropout(x);
     }
     std::unique_ptr<AddKernel> add(const TensorDesc& a, const TensorDesc& b) override {
         ++*made_;
-        return cpu_.add(a, b);
+        return ForwardingCpuBackend::add(a, b);
     }
     std::unique_ptr<ReorderKernel> to_plain(const TensorDesc& x) override {
         ++*made_;
-        return cpu_.to_plain(x);
+        return ForwardingCpuBackend::to_plain(x);
     }
     std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
                                                                      float smoothing) override {
         ++*made_;
-        return cpu_.softmax_cross_entropy(logits, smoothing);
+        return ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing);
     }
     std::unique_ptr<optim::Optimizer> optimizer(
         const RunSpec& spec, std::vector<optim::ParamSegment> segments) override {
         ++*made_;
-        return cpu_.optimizer(spec, std::move(segments));
+        return ForwardingCpuBackend::optimizer(spec, std::move(segments));
     }
-    void copy(std::span<const float> from, std::span<float> to) override { cpu_.copy(from, to); }
-    void add_to(std::span<const float> from, std::span<float> to) override {
-        cpu_.add_to(from, to);
-    }
-    void accumulate_squared_norm(std::span<const float> v) override {
-        cpu_.accumulate_squared_norm(v);
-    }
-    double take_squared_norm() override { return cpu_.take_squared_norm(); }
-    std::unique_ptr<Fence> make_fence() override { return cpu_.make_fence(); }
-    void synchronize() override { cpu_.synchronize(); }
 
   private:
-    cpu::CpuBackend cpu_{1};
     int* made_;
 };
 

@@ -4,6 +4,7 @@
 #include "backend/cuda/module/gpu_kernels.h"
 #include "backend/cuda/module/library_errors.h"
 #include "backend/cuda/module/pinned_input_stage.h"
+#include "backend/cuda/module/stream_timestamp.h"
 
 namespace scalelab::cuda {
 
@@ -97,6 +98,10 @@ double CudaBackend::take_squared_norm() {
 
 std::unique_ptr<Fence> CudaBackend::make_fence() {
     return std::make_unique<StreamFence>(ctx_);
+}
+
+std::unique_ptr<Timestamp> CudaBackend::make_timestamp() {
+    return std::make_unique<StreamTimestamp>(ctx_);
 }
 
 void require_plain(const TensorDesc& x, const char* kernel) {

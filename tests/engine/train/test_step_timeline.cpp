@@ -1,0 +1,169 @@
+// The time breakdown is measured in the backend's stream of work: every part of a step is the
+// difference of two of the backend's timestamps (on a GPU, CUDA events), each part is the one
+// that ended at the later of them, and nothing is read before the step's last timestamp, so a
+// GPU step waits for its GPU once, at its end. Checked with timestamps that report a scripted
+// clock instead of the host's and log when they are read.
+
+#include <QtTest>
+
+#include <memory>
+#include <vector>
+
+#include "comm/thread_comm.h"
+#include "data/batch_loader.h"
+#include "error.h"
+#include "forwarding_cpu_backend.h"
+#include "gpu_test_support.h"
+#include "train/device_worker.h"
+#include "train/step_timeline.h"
+
+using namespace scalelab;
+
+namespace {
+
+// What the scripted timestamps share: the clock each mark() reads (in seconds) and then moves
+// on, how many marks were made, and how many had been made when the first one was read.
+struct ScriptedClock {
+    std::vector<double> times;  // the k-th mark reads times[k]
+    int marks = 0;
+    int marks_at_first_read = -1;
+};
+
+class ScriptedTimestamp final : public Timestamp {
+  public:
+    explicit ScriptedTimestamp(ScriptedClock& clock) : clock_(clock) {}
+    void mark() override {
+        if (std::size_t(clock_.marks) >= clock_.times.size())
+            throw std::logic_error("more marks than the script has times");
+        at_ = clock_.times[std::size_t(clock_.marks++)];
+    }
+    double seconds_since(Timestamp& earlier) override {
+        if (clock_.marks_at_first_read < 0)
+            clock_.marks_at_first_read = clock_.marks;
+        return at_ - dynamic_cast<ScriptedTimestamp&>(earlier).at_;
+    }
+
+  private:
+    ScriptedClock& clock_;
+    double at_ = 0;
+};
+
+class ScriptedClockBackend final : public testing::ForwardingCpuBackend {
+  public:
+    explicit ScriptedClockBackend(ScriptedClock& clock) : clock_(clock) {}
+    std::unique_ptr<Timestamp> make_timestamp() override {
+        return std::make_unique<ScriptedTimestamp>(clock_);
+    }
+
+  private:
+    ScriptedClock& clock_;
+};
+
+// A clock whose k-th mark reads 2^k - 1: the time between marks k and k + 1 is 2^k, so every
+// part's time says which marks bound it.
+ScriptedClock doubling_clock(int marks) {
+    ScriptedClock clock;
+    for (int k = 0; k < marks; ++k)
+        clock.times.push_back(double((1 << k) - 1));
+    return clock;
+}
+
+data::Batch batch_of(int size) {
+    data::Batch b;
+    b.size = size;
+    b.images = testing::random_values(std::size_t(size) * 28 * 28, 5);
+    for (int s = 0; s < size; ++s)
+        b.labels.push_back(s % 10);
+    return b;
+}
+
+}  // namespace
+
+class StepTimelineTest : public QObject {
+    Q_OBJECT
+
+  private slots:
+    void each_phase_adds_the_time_up_to_its_end() {
+        ScriptedClock clock{{10, 11, 13, 14, 18}};
+        ScriptedClockBackend backend(clock);
+        StepTimeline timeline(backend, 4);
+        DeviceStepTimes times;
+        times.data = 0.5;  // what the caller counted already stays
+        timeline.start();
+        timeline.end(&DeviceStepTimes::data);     // 10 -> 11
+        timeline.end(&DeviceStepTimes::forward);  // 11 -> 13
+        timeline.end(&DeviceStepTimes::data);     // 13 -> 14
+        timeline.end(&DeviceStepTimes::forward);  // 14 -> 18
+        QCOMPARE(clock.marks_at_first_read, -1);
+        timeline.add_to(times);
+        QCOMPARE(times.data, 0.5 + 1 + 1);
+        QCOMPARE(times.forward, 2.0 + 4);
+        QCOMPARE(times.backward, 0.0);
+        QCOMPARE(times.optimizer, 0.0);
+    }
+
+    void a_second_step_starts_from_nothing() {
+        ScriptedClock clock{{0, 1, 2, 7, 10}};
+        ScriptedClockBackend backend(clock);
+        StepTimeline timeline(backend, 2);
+        DeviceStepTimes first, second;
+        timeline.start();
+        timeline.end(&DeviceStepTimes::wait);
+        timeline.add_to(first);
+        timeline.start();
+        timeline.end(&DeviceStepTimes::optimizer);
+        timeline.end(&DeviceStepTimes::wait);
+        timeline.add_to(second);
+        QCOMPARE(first.wait, 1.0);
+        QCOMPARE(second.optimizer, 5.0);
+        QCOMPARE(second.wait, 3.0);
+        QCOMPARE(second.data, 0.0);
+    }
+
+    void more_phase_ends_than_made_for_is_an_internal_error() {
+        ScriptedClock clock = doubling_clock(8);
+        ScriptedClockBackend backend(clock);
+        StepTimeline timeline(backend, 2);
+        timeline.start();
+        timeline.end(&DeviceStepTimes::data);
+        timeline.end(&DeviceStepTimes::forward);
+        try {
+            timeline.end(&DeviceStepTimes::backward);
+            QFAIL("a third phase end was accepted");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::Internal);
+        }
+    }
+
+    void a_training_step_times_its_parts_with_the_backends_timestamps() {
+        // One device, two micro-batches: the step marks its start, then data, forward and
+        // backward twice, then exposed_comm, wait and optimizer: 10 marks, 9 parts.
+        ScriptedClock clock = doubling_clock(10);
+        RunSpec spec;
+        spec.model = "mlp";
+        spec.batch = 4;
+        spec.accumulation = 2;
+        const auto comms = comm::make_thread_comms(1);
+        DeviceWorker worker(spec, Shape{1, 1, 28, 28},
+                            std::make_unique<ScriptedClockBackend>(clock), *comms[0]);
+        QCOMPARE(clock.marks, 0);  // the timestamps are made, none marked
+
+        const data::Batch batch = batch_of(spec.batch);
+        DeviceStepTimes times;
+        const GlobalTotals totals =
+            worker.train_step([&] { return &batch; }, 2, 2 * spec.batch, spec.lr, 1, times);
+        QCOMPARE(totals.count, 2.0 * spec.batch);
+        QCOMPARE(clock.marks, 10);
+        QCOMPARE(clock.marks_at_first_read, 10);  // read once the step was all given
+        QCOMPARE(times.data, 1.0 + 8);            // parts 0 and 3
+        QCOMPARE(times.forward, 2.0 + 16);        // parts 1 and 4
+        QCOMPARE(times.backward, 4.0 + 32);       // parts 2 and 5
+        QCOMPARE(times.exposed_comm, 64.0);
+        QCOMPARE(times.wait, 128.0);
+        QCOMPARE(times.optimizer, 256.0);
+        QVERIFY(times.allreduce.empty());  // one device reduces nothing
+    }
+};
+
+QTEST_GUILESS_MAIN(StepTimelineTest)
+#include "test_step_timeline.moc"
