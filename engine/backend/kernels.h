@@ -132,7 +132,8 @@ class DropoutKernel {
   public:
     virtual ~DropoutKernel() = default;
     // Zeroes each element with probability p and scales the rest by 1 / (1 - p). The mask is a
-    // pure function of (seed, element index), so every backend draws the same mask.
+    // pure function of (seed, the element's logical NCHW index), so every backend draws the same
+    // mask, whatever layout its tensors have.
     virtual Tensor forward(const Tensor& x, float p, std::uint64_t seed) = 0;
     virtual Tensor backward(const Tensor& dy) = 0;
 };

@@ -1,14 +1,49 @@
-// Dropout, element-wise over the buffer in whatever layout it has (padding stays zero: 0 * m = 0).
-// Forward keeps the per-element factor m = keep / (1 - p), and backward is dx = dy * m.
+// Dropout, element-wise over the buffer in whatever layout it has. Each element's keep-decision
+// is drawn from its logical NCHW index (dropout_mask.h), as the GPU draws it, so every backend
+// and every oneDNN blocking (which depends on the machine's vector width) drops the same
+// activations. Forward keeps the per-element factor m = keep / (1 - p), and backward is
+// dx = dy * m; channel padding gets m = 0 (it holds zeros, and stays zero).
 
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
 #include "backend/dropout_mask.h"
+#include "error.h"
 
 namespace scalelab::cpu {
 
 namespace {
+
+// For a blocked layout: 1 + the logical NCHW index of each element of the buffer, 0 in its
+// channel padding, found by reordering 1, 2, ..., numel from plain NCHW into the layout (as
+// 32-bit integers: floats would stop counting exactly at 2^24). Empty for a plain layout, where
+// an element's place in the buffer is its logical index.
+std::vector<std::int32_t> logical_indices(const DnnlContext& ctx, const TensorDesc& x) {
+    if (x.plain())
+        return {};
+    const std::size_t numel = x.shape.numel();
+    if (numel >= std::size_t(std::numeric_limits<std::int32_t>::max()))
+        throw Error(ErrorKind::InvalidSpec,
+                    "dropout over " + std::to_string(numel) +
+                        " activations per device (at most 2^31 - 2): use a smaller batch");
+    dnnl::memory::desc plain(dims_of(x.shape), dnnl::memory::data_type::s32,
+                             dnnl::memory::format_tag::nchw);
+    dnnl::memory::desc laid = md_of(x);
+    laid.data.data_type = dnnl_s32;  // the same blocking, of 4-byte integers
+    std::vector<std::int32_t> counting(numel);
+    std::iota(counting.begin(), counting.end(), 1);
+    std::vector<std::int32_t> indices(laid.get_size() / sizeof(std::int32_t));
+    dnnl::memory from(plain, ctx.engine, counting.data()), to(laid, ctx.engine, indices.data());
+    // A reorder into a blocked layout writes zeros into its padding.
+    dnnl::stream stream(ctx.engine);
+    dnnl::reorder(from, to).execute(stream, from, to);
+    stream.wait();
+    return indices;
+}
 
 class CpuDropout final : public DropoutKernel {
   public:
@@ -16,7 +51,8 @@ class CpuDropout final : public DropoutKernel {
         : desc_(x),
           y_(owned(md_of(x), ctx)),
           dx_(owned(md_of(x), ctx)),
-          mask_(x.bytes() / sizeof(float)) {}
+          mask_(x.bytes() / sizeof(float)),
+          logical_(logical_indices(ctx, x)) {}
 
     Tensor forward(const Tensor& x, float p, std::uint64_t seed) override {
         const float scale = 1.0f / (1.0f - p);
@@ -24,9 +60,14 @@ class CpuDropout final : public DropoutKernel {
         float* __restrict y = data_of(y_);
         float* __restrict m = mask_.data();
         const float* __restrict in = x.data;
+        const std::int32_t* __restrict logical = logical_.data();
+        const bool plain = logical_.empty();
 #pragma omp parallel for schedule(static)
         for (std::int64_t i = 0; i < n; ++i) {
-            m[i] = dropout_keeps(seed, std::uint64_t(i), p) ? scale : 0.0f;
+            const bool kept =
+                plain ? dropout_keeps(seed, std::uint64_t(i), p)
+                      : logical[i] > 0 && dropout_keeps(seed, std::uint64_t(logical[i] - 1), p);
+            m[i] = kept ? scale : 0.0f;
             y[i] = in[i] * m[i];
         }
         return Tensor{desc_, y};
@@ -47,6 +88,7 @@ class CpuDropout final : public DropoutKernel {
     TensorDesc desc_;
     dnnl::memory y_, dx_;
     std::vector<float> mask_;
+    std::vector<std::int32_t> logical_;  // logical_indices(x); empty for plain x
 };
 
 }  // namespace

@@ -1,13 +1,17 @@
 // The CPU backend's memory: a buffer that cannot be had is the user's OutOfMemory error, saying
 // what to make smaller, not a crash (docs/errors.md, E-RUN-OUT-OF-MEMORY); its input stage holds
-// what it was made for and refuses more.
+// what it was made for and refuses more. Its dropout draws each activation's mask by the
+// activation's logical index in a blocked layout too, as the GPU does on its plain tensors.
 
 #include <QtTest>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
+#include "backend/cpu/dnnl_util.h"
+#include "backend/dropout_mask.h"
 #include "error.h"
 
 using namespace scalelab;
@@ -46,6 +50,52 @@ class TestCpuBackend : public QObject {
             QCOMPARE(QString::fromStdString(e.what()),
                      QString("a batch of 5 floats was staged for a replica whose input holds 4"));
         }
+    }
+
+    void dropout_draws_by_logical_index_in_a_blocked_layout() {
+        // nChw8c with 12 channels: blocks of 8 channels, the second one half padding. Element
+        // (n, c, h, w) sits at ((n * 2 + c / 8) * h_w + h * w_size + w) * 8 + c % 8.
+        const Shape shape{2, 12, 3, 5};
+        const int blocks = 2, hw = shape.h * shape.w;
+        const TensorDesc blocked = cpu::desc_of(
+            shape, dnnl::memory::desc(cpu::dims_of(shape), dnnl::memory::data_type::f32,
+                                      dnnl::memory::format_tag::nChw8c));
+        QVERIFY(!blocked.plain());
+        QCOMPARE(blocked.bytes(), std::size_t(shape.n) * blocks * 8 * hw * sizeof(float));
+        const auto at = [&](int n, int c, int i) {
+            return ((std::size_t(n) * blocks + std::size_t(c / 8)) * hw + std::size_t(i)) * 8 +
+                   std::size_t(c % 8);
+        };
+
+        cpu::CpuBackend backend(1);
+        const DeviceBuffer x = backend.allocate(blocked.bytes() / sizeof(float));
+        const DeviceBuffer dy = backend.allocate(blocked.bytes() / sizeof(float));
+        for (int n = 0; n < shape.n; ++n)
+            for (int c = 0; c < shape.c; ++c)
+                for (int i = 0; i < hw; ++i) {
+                    x.data()[at(n, c, i)] = float(1 + c + i);
+                    dy.data()[at(n, c, i)] = float(2 + n + c);
+                }
+        const float p = 0.4f, scale = 1.0f / (1.0f - p);
+        const std::uint64_t seed = 77;
+        const auto kernel = backend.dropout(blocked);
+        const Tensor y = kernel->forward(Tensor{blocked, x.data()}, p, seed);
+        const Tensor dx = kernel->backward(Tensor{blocked, dy.data()});
+        int kept = 0;
+        for (int n = 0; n < shape.n; ++n)
+            for (int c = 0; c < shape.c; ++c)
+                for (int i = 0; i < hw; ++i) {
+                    const std::uint64_t logical = (std::uint64_t(n) * shape.c + c) * hw + i;
+                    const float m = dropout_keeps(seed, logical, p) ? scale : 0.0f;
+                    kept += m > 0;
+                    QCOMPARE(y.data[at(n, c, i)], float(1 + c + i) * m);
+                    QCOMPARE(dx.data[at(n, c, i)], float(2 + n + c) * m);
+                }
+        for (int n = 0; n < shape.n; ++n)  // the padding channels 12..15 stay zero
+            for (int c = shape.c; c < blocks * 8; ++c)
+                for (int i = 0; i < hw; ++i)
+                    QCOMPARE(y.data[at(n, c, i)], 0.0f);
+        QVERIFY(kept > 0 && kept < int(shape.numel()));  // a mask, not all or nothing
     }
 };
 
