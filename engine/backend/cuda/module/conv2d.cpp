@@ -1,15 +1,21 @@
 // Convolution on cuDNN, NCHW float. The three algorithms (forward, backward data, backward
-// filter) are chosen once, when the kernel is made for its input shape: cuDNN's Find runs every
-// algorithm on scratch buffers and times it, and the fastest one that succeeded is kept, among
-// the deterministic ones only when the backend was asked for determinism. One workspace, the
-// largest the three need, is allocated then. The bias is added after the convolution
-// (cudnnAddTensor) and its gradient is the sum of dy over N, H and W
+// filter) are chosen once, when the kernel is made for its input shape, from a list cuDNN ranks:
+//  - by default, Find's: cuDNN runs every algorithm on scratch buffers and times it, fastest
+//    first;
+//  - for a deterministic run, the heuristics' (cudnnGet*Algorithm_v7), which rank the same way on
+//    every run for the same GPU, cuDNN and shape. Timing could rank two algorithms within noise
+//    of each other one way in one run and the other way in the next, and two algorithms round
+//    differently: the run would not repeat bit for bit.
+// The first algorithm of the list that succeeded, is deterministic when that is asked for, runs
+// in the math asked for and needs no more workspace than GpuContext::workspace_limit() is kept;
+// the context's shared workspace is grown to what it needs. The bias is added after the
+// convolution (cudnnAddTensor) and its gradient is the sum of dy over N, H and W
 // (cudnnConvolutionBackwardBias).
 //
 // TF32: on Ampere and later, cuDNN's default math lets float convolutions run on tensor cores
 // in TF32 (10-bit mantissa). Without TF32 the descriptor asks for CUDNN_FMA_MATH (true float
-// arithmetic) and an algorithm Find reports with any other math type is refused, so that the
-// results match the CPU backend within float rounding.
+// arithmetic) and an algorithm listed with any other math type is refused, so that the results
+// match the CPU backend within float rounding.
 
 #include <algorithm>
 #include <cstddef>
@@ -23,37 +29,54 @@ namespace scalelab::cuda {
 
 namespace {
 
-// Runs cuDNN's Find for one direction (count_call says how many algorithms there are; find
-// times them all and fills their results) and returns the fastest result that succeeded, is
-// deterministic when that is asked for, and runs in true float (FMA) math when TF32 is off.
-// Perf is one of cuDNN's three AlgoPerf structs.
-template <typename Perf, typename FindCall>
-Perf find_fastest(cudnnHandle_t handle, cudnnStatus_t (*count_call)(cudnnHandle_t, int*),
-                  FindCall find, bool deterministic, bool tf32, const char* direction) {
+// What an algorithm must be to be kept (see the file comment).
+struct AlgorithmNeeds {
+    bool deterministic = false;
+    bool tf32 = false;
+    std::size_t workspace_limit = 0;
+};
+
+// The first usable algorithm of one direction's list. count_call says how many algorithms there
+// are; list fills their results in cuDNN's order (Find's or the heuristics'). Perf is one of
+// cuDNN's three AlgoPerf structs. When memory is why none is usable (an algorithm that ran out
+// of it, or one that needs more workspace than the limit), the error is OutOfMemory.
+template <typename Perf, typename ListCall>
+Perf first_usable(cudnnHandle_t handle, cudnnStatus_t (*count_call)(cudnnHandle_t, int*),
+                  ListCall list, const AlgorithmNeeds& needs, const char* direction) {
     const std::string what = std::string(direction) + " convolution algorithms";
     int max_count = 0;
     check_cudnn(count_call(handle, &max_count), "counting the " + what);
     std::vector<Perf> results(static_cast<std::size_t>(max_count));
     int returned = 0;
-    check_cudnn(find(max_count, &returned, results.data()), "cudnnFind of the " + what);
+    check_cudnn(list(max_count, &returned, results.data()), "listing the " + what);
     results.resize(static_cast<std::size_t>(returned));
-    const Perf* best = nullptr;
+    bool short_of_memory = false;
     for (const Perf& r : results) {
+        if (r.status == CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED ||
+            r.status == CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED)
+            short_of_memory = true;
         if (r.status != CUDNN_STATUS_SUCCESS)
             continue;
-        if (deterministic && r.determinism != CUDNN_DETERMINISTIC)
+        if (needs.deterministic && r.determinism != CUDNN_DETERMINISTIC)
             continue;
-        if (!tf32 && r.mathType != CUDNN_FMA_MATH)
+        if (!needs.tf32 && r.mathType != CUDNN_FMA_MATH)
             continue;
-        if (best == nullptr || r.time < best->time)
-            best = &r;
+        if (r.memory > needs.workspace_limit) {
+            short_of_memory = true;
+            continue;
+        }
+        return r;
     }
-    if (best == nullptr)
-        throw Error(ErrorKind::Internal, "cuDNN found none of its " + std::to_string(returned) +
-                                             " " + what + " usable" +
-                                             (deterministic ? " (deterministic ones only)" : "") +
-                                             (tf32 ? "" : " with TF32 off"));
-    return *best;
+    const std::string none = "none of cuDNN's " + std::to_string(returned) + " " + what +
+                             " is usable" +
+                             (needs.deterministic ? " (deterministic ones only)" : "") +
+                             (needs.tf32 ? "" : " with TF32 off");
+    if (short_of_memory)
+        throw library_call_failed(true, "choosing the " + what,
+                                  none + " in the GPU memory left (" +
+                                      std::to_string(needs.workspace_limit >> 20) +
+                                      " MiB of workspace at most)");
+    throw Error(ErrorKind::Internal, none);
 }
 
 class GpuConv2d final : public Conv2dKernel {
@@ -83,7 +106,7 @@ class GpuConv2d final : public Conv2dKernel {
         x_ = x.data;
         check_cudnn(
             cudnnConvolutionForward(ctx_.cudnn(), &kOne, x_tensor_.get(), x.data, filter_.get(),
-                                    weight, forward_conv_.get(), forward_algo_, workspace_.data(),
+                                    weight, forward_conv_.get(), forward_algo_, ctx_.workspace(),
                                     forward_bytes_, &kZero, y_tensor_.get(), y_.data()),
             "cudnnConvolutionForward");
         if (cfg_.bias)
@@ -98,7 +121,7 @@ class GpuConv2d final : public Conv2dKernel {
         // beta = 0 everywhere: the gradients are written, not accumulated.
         check_cudnn(cudnnConvolutionBackwardFilter(
                         ctx_.cudnn(), &kOne, x_tensor_.get(), x_, y_tensor_.get(), dy.data,
-                        backward_filter_conv_.get(), backward_filter_algo_, workspace_.data(),
+                        backward_filter_conv_.get(), backward_filter_algo_, ctx_.workspace(),
                         backward_filter_bytes_, &kZero, filter_.get(), dweight),
                     "cudnnConvolutionBackwardFilter");
         if (cfg_.bias)
@@ -109,7 +132,7 @@ class GpuConv2d final : public Conv2dKernel {
             return Tensor{};
         check_cudnn(cudnnConvolutionBackwardData(
                         ctx_.cudnn(), &kOne, filter_.get(), weight, y_tensor_.get(), dy.data,
-                        backward_data_conv_.get(), backward_data_algo_, workspace_.data(),
+                        backward_data_conv_.get(), backward_data_algo_, ctx_.workspace(),
                         backward_data_bytes_, &kZero, x_tensor_.get(), dx_.data()),
                     "cudnnConvolutionBackwardData");
         return Tensor{x_desc_, dx_.data()};
@@ -134,53 +157,64 @@ class GpuConv2d final : public Conv2dKernel {
                                                  y_desc_.shape.str());
     }
 
-    // Find allocates its own scratch tensors and workspaces (cudaMalloc), runs each algorithm
-    // and blocks until all are timed. Each descriptor then takes the math type of its chosen
-    // algorithm: cuDNN picks the kernel from the pair (algorithm, math type).
+    // Each descriptor takes the math type of its chosen algorithm: cuDNN picks the kernel from
+    // the pair (algorithm, math type). Find allocates its own scratch tensors and workspaces
+    // (cudaMalloc), runs each algorithm on the stream and blocks until all are timed: the
+    // stream is drained first, so that no earlier kernel's work is timed as a candidate's.
     void choose_algorithms() {
         const cudnnHandle_t h = ctx_.cudnn();
-        const bool det = ctx_.deterministic();
-        const bool tf32 = ctx_.tf32();
+        const bool find = !ctx_.deterministic();
+        if (find)
+            ctx_.synchronize();
+        const AlgorithmNeeds needs{ctx_.deterministic(), ctx_.tf32(), ctx_.workspace_limit()};
 
-        const auto f = find_fastest<cudnnConvolutionFwdAlgoPerf_t>(
+        const auto f = first_usable<cudnnConvolutionFwdAlgoPerf_t>(
             h, cudnnGetConvolutionForwardAlgorithmMaxCount,
             [&](int count, int* returned, cudnnConvolutionFwdAlgoPerf_t* results) {
-                return cudnnFindConvolutionForwardAlgorithm(h, x_tensor_.get(), filter_.get(),
-                                                            forward_conv_.get(), y_tensor_.get(),
-                                                            count, returned, results);
+                return find ? cudnnFindConvolutionForwardAlgorithm(
+                                  h, x_tensor_.get(), filter_.get(), forward_conv_.get(),
+                                  y_tensor_.get(), count, returned, results)
+                            : cudnnGetConvolutionForwardAlgorithm_v7(
+                                  h, x_tensor_.get(), filter_.get(), forward_conv_.get(),
+                                  y_tensor_.get(), count, returned, results);
             },
-            det, tf32, "forward");
+            needs, "forward");
         forward_algo_ = f.algo;
         forward_bytes_ = f.memory;
         forward_conv_.set_math_type(f.mathType);
 
-        const auto d = find_fastest<cudnnConvolutionBwdDataAlgoPerf_t>(
+        const auto d = first_usable<cudnnConvolutionBwdDataAlgoPerf_t>(
             h, cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
             [&](int count, int* returned, cudnnConvolutionBwdDataAlgoPerf_t* results) {
-                return cudnnFindConvolutionBackwardDataAlgorithm(
-                    h, filter_.get(), y_tensor_.get(), backward_data_conv_.get(), x_tensor_.get(),
-                    count, returned, results);
+                return find ? cudnnFindConvolutionBackwardDataAlgorithm(
+                                  h, filter_.get(), y_tensor_.get(), backward_data_conv_.get(),
+                                  x_tensor_.get(), count, returned, results)
+                            : cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                                  h, filter_.get(), y_tensor_.get(), backward_data_conv_.get(),
+                                  x_tensor_.get(), count, returned, results);
             },
-            det, tf32, "backward-data");
+            needs, "backward-data");
         backward_data_algo_ = d.algo;
         backward_data_bytes_ = d.memory;
         backward_data_conv_.set_math_type(d.mathType);
 
-        const auto w = find_fastest<cudnnConvolutionBwdFilterAlgoPerf_t>(
+        const auto w = first_usable<cudnnConvolutionBwdFilterAlgoPerf_t>(
             h, cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
             [&](int count, int* returned, cudnnConvolutionBwdFilterAlgoPerf_t* results) {
-                return cudnnFindConvolutionBackwardFilterAlgorithm(
-                    h, x_tensor_.get(), y_tensor_.get(), backward_filter_conv_.get(), filter_.get(),
-                    count, returned, results);
+                return find ? cudnnFindConvolutionBackwardFilterAlgorithm(
+                                  h, x_tensor_.get(), y_tensor_.get(), backward_filter_conv_.get(),
+                                  filter_.get(), count, returned, results)
+                            : cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                                  h, x_tensor_.get(), y_tensor_.get(), backward_filter_conv_.get(),
+                                  filter_.get(), count, returned, results);
             },
-            det, tf32, "backward-filter");
+            needs, "backward-filter");
         backward_filter_algo_ = w.algo;
         backward_filter_bytes_ = w.memory;
         backward_filter_conv_.set_math_type(w.mathType);
 
-        const std::size_t bytes =
-            std::max({forward_bytes_, backward_data_bytes_, backward_filter_bytes_});
-        workspace_ = ctx_.allocate((bytes + sizeof(float) - 1) / sizeof(float));
+        ctx_.reserve_workspace(
+            std::max({forward_bytes_, backward_data_bytes_, backward_filter_bytes_}));
     }
 
     GpuContext& ctx_;
@@ -194,7 +228,7 @@ class GpuConv2d final : public Conv2dKernel {
     cudnnConvolutionBwdDataAlgo_t backward_data_algo_{};
     cudnnConvolutionBwdFilterAlgo_t backward_filter_algo_{};
     std::size_t forward_bytes_ = 0, backward_data_bytes_ = 0, backward_filter_bytes_ = 0;
-    DeviceBuffer workspace_, y_, dx_;
+    DeviceBuffer y_, dx_;
     const float* x_ = nullptr;  // forward's input, kept for the filter gradient
 };
 

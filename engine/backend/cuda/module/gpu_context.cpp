@@ -1,5 +1,6 @@
 #include "backend/cuda/module/gpu_context.h"
 
+#include <algorithm>
 #include <string>
 
 #include "backend/cuda/cuda_devices.h"
@@ -67,6 +68,24 @@ DeviceBuffer GpuContext::allocate(std::size_t floats) {
 
 void GpuContext::synchronize() {
     check_cuda(cudaStreamSynchronize(stream_), "a GPU kernel");
+}
+
+void GpuContext::reserve_workspace(std::size_t bytes) {
+    if (bytes <= workspace_bytes_)
+        return;
+    // Earlier kernels' queued work may still use the old buffer; free it before the larger one
+    // is allocated, so that both never exist at once.
+    synchronize();
+    workspace_ = DeviceBuffer{};
+    workspace_bytes_ = 0;
+    workspace_ = allocate((bytes + sizeof(float) - 1) / sizeof(float));
+    workspace_bytes_ = bytes;
+}
+
+std::size_t GpuContext::workspace_limit() const {
+    std::size_t free = 0, total = 0;
+    check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return std::max(workspace_bytes_, free / 4);
 }
 
 void check_launch(const char* kernel) {

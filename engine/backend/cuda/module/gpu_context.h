@@ -38,6 +38,17 @@ class GpuContext {
     // Waits until everything enqueued on the stream has run; throws the first error it hit.
     void synchronize();
 
+    // The one workspace all the context's convolutions share: their calls run one after another
+    // on the stream, so one buffer, as large as the largest need, serves them all (a workspace
+    // per kernel would hold the sum). reserve_workspace grows it to at least `bytes` when a
+    // kernel is made (never while a step runs); the buffer may move then, so a kernel reads
+    // workspace() at each call. workspace_limit() is the most a new kernel's algorithm may ask
+    // for: what is reserved, or a quarter of the GPU's free memory when that is more, leaving
+    // the rest to the activations and the kernels made after it.
+    void reserve_workspace(std::size_t bytes);
+    void* workspace() const { return workspace_.data(); }
+    std::size_t workspace_limit() const;
+
   private:
     void release();  // the handles and the stream that exist, in reverse order
 
@@ -45,6 +56,8 @@ class GpuContext {
     cudaStream_t stream_ = nullptr;
     cudnnHandle_t cudnn_ = nullptr;
     cublasHandle_t cublas_ = nullptr;
+    DeviceBuffer workspace_;
+    std::size_t workspace_bytes_ = 0;
 };
 
 // Launch shape of an elementwise kernel over n values: kThreadsPerBlock threads per block, a
