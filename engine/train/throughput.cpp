@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -87,12 +89,15 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     DeviceStepTimes mean_step;
     std::mutex error_mutex;
     std::exception_ptr error;
+    std::optional<std::string> abort_reason;  // the first comm::Aborted a device was released by
     std::vector<std::thread> devices;
     for (int rank = 0; rank < cfg.devices; ++rank) {
         devices.emplace_back([&, rank] {
             try {
                 DeviceGroup::Rank devices_of_rank = group.rank(rank);
                 comm::Communicator& host = *devices_of_rank.host;
+                if (cfg.communicator_hook)
+                    cfg.communicator_hook(rank, devices_of_rank.comm());
                 DeviceWorker worker(spec, image, std::move(devices_of_rank.backend),
                                     devices_of_rank.comm(), devices_of_rank.sync_bn.get(), &host);
                 if (spec.device == DeviceKind::Gpu)  // as Trainer::run_device
@@ -126,7 +131,15 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                     flops_per_image = worker.replica().model().forward_flops_per_sample();
                     mean_step = per_step(timed, steps * cfg.windows);
                 }
-            } catch (const comm::Aborted&) {
+            } catch (const comm::Aborted& e) {
+                // Released by an abort: another device's failure, or a watchdog's. Abort every
+                // group, as the trainer does: another device may wait for this one in one of them.
+                {
+                    std::lock_guard lock(error_mutex);
+                    if (!abort_reason)
+                        abort_reason = e.what();
+                }
+                group.abort(e.what());
             } catch (...) {
                 {
                     std::lock_guard lock(error_mutex);
@@ -141,6 +154,8 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
         d.join();
     if (error)
         std::rethrow_exception(error);
+    if (abort_reason)
+        throw Error(ErrorKind::Internal, "the benchmark's devices stopped: " + *abort_reason);
 
     std::sort(rates.begin(), rates.end());
     ThroughputResult result;

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "comm/communicator.h"
 #include "train/metrics.h"
 
 namespace scalelab {
@@ -24,6 +26,9 @@ struct ThroughputConfig {
     int windows = 5;
     int images_per_window = 4096;  // steps per window: max(8, ceil(images / batch))
     bool sync_bn = false;          // batch-norm statistics over the global batch (RunSpec's)
+    // For fault-injection tests, as Trainer::set_communicator_hook: called on each device's
+    // thread with its gradient communicator, before the device's first step.
+    std::function<void(int rank, comm::Communicator&)> communicator_hook;
 };
 
 struct ThroughputResult {
@@ -37,7 +42,9 @@ struct ThroughputResult {
     DeviceStepTimes step;
 };
 
-// Throws Error(InvalidSpec) for an unknown model or a non-positive batch, threads or windows.
+// Throws Error(InvalidSpec) for an unknown model or a non-positive batch, threads or windows,
+// the first device's error when one fails, and Error(Internal) with the reason when the devices'
+// communicators were aborted (an NCCL error, a collective past its timeout).
 ThroughputResult measure_training_throughput(const ThroughputConfig&);
 
 }  // namespace scalelab
