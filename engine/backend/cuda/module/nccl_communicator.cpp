@@ -1,5 +1,7 @@
 #include "backend/cuda/module/nccl_communicator.h"
 
+#include <cuda.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -50,17 +52,44 @@ void connect_at_init() {
     std::call_once(once, [] { setenv("NCCL_RUNTIME_CONNECT", "0", /*overwrite=*/0); });
 }
 
-// Makes a GPU current on this thread for the guard's lifetime, then the one that was current:
-// group creation and destruction run on the creator's thread, which has a GPU of its own.
+// Whether this thread has a CUDA context current, i.e. has used a GPU. The runtime cannot tell:
+// cudaGetDevice says 0 on a thread that never chose a GPU. The driver's cuCtxGetCurrent can, and
+// the runtime hands out its entry point, so the module needs no link to libcuda. Where it cannot
+// be had, a context is assumed.
+bool thread_has_context() {
+    using CtxGetCurrent = CUresult (*)(CUcontext*);
+    static const CtxGetCurrent get_current = [] {
+        void* entry = nullptr;
+        cudaDriverEntryPointQueryResult found{};
+        const bool ok =
+            cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault,
+                                             &found) == cudaSuccess &&
+            found == cudaDriverEntryPointSuccess;
+        return ok ? reinterpret_cast<CtxGetCurrent>(entry) : CtxGetCurrent{nullptr};
+    }();
+    CUcontext current = nullptr;
+    return get_current == nullptr || (get_current(&current) == CUDA_SUCCESS && current != nullptr);
+}
+
+// Lets a scope make GPUs current on this thread, then makes the one that was current again:
+// group creation and destruction run on the creator's thread, which may have a GPU of its own.
+// A thread that had none is left with whichever the scope chose last: "restoring" GPU 0 there
+// would create a context on GPU 0 (hundreds of MB), whether the group uses it or not.
 class DeviceRestorer {
   public:
-    DeviceRestorer() { cudaGetDevice(&previous_); }
-    ~DeviceRestorer() { cudaSetDevice(previous_); }
+    DeviceRestorer() {
+        if (thread_has_context())
+            cudaGetDevice(&previous_);
+    }
+    ~DeviceRestorer() {
+        if (previous_ >= 0)
+            cudaSetDevice(previous_);
+    }
     DeviceRestorer(const DeviceRestorer&) = delete;
     DeviceRestorer& operator=(const DeviceRestorer&) = delete;
 
   private:
-    int previous_ = 0;
+    int previous_ = -1;  // none
 };
 
 // Marks a rank's collective in flight for the watchdog while it lives.
