@@ -35,7 +35,8 @@ class Communicator {
     virtual void all_reduce(std::span<float> data, ReduceOp op) = 0;
     // all_reduce of data that a backend may still be writing: it starts once the work that
     // backend had been given before ready.mark() is done, and returns when it is complete, like
-    // all_reduce, with the seconds the all-reduce itself took (the wait for `ready` left out).
+    // all_reduce, with the seconds the all-reduce itself took (the wait for `ready` left out;
+    // the wait for the other ranks to join, as in any collective, counted).
     // This default waits for `ready` on the calling thread, then times all_reduce with the host
     // clock. NCCL's has its communication stream wait for the fence's event instead (the host
     // never waits for backward) and times the all-reduce with two CUDA events around it.

@@ -146,8 +146,8 @@ Tensor BatchNorm::backward_synchronised(const Tensor& dy, bool want_dx) {
 // is the outermost dimension and slice i is the contiguous range [i g, (i + 1) g) x C x H x W,
 // and the output goes back to x's layout (the neighbours see the layout they always see).
 // Where x is already plain the reorders are no-ops. Each slice's y and dx are copied into the
-// full-size buffers through the host (the Backend interface has no device-to-device copy; on
-// the CPU these are memcpys).
+// full-size buffers, and its scale and shift gradients added up, in the backend's memory
+// (Backend::copy and add_to: on a GPU, nothing goes through the host or waits for it).
 Tensor BatchNorm::forward_ghost(const Tensor& x, const Context& ctx) {
     const Shape full = x.shape();
     const int k = full.n / ghost_batch_;
@@ -164,10 +164,6 @@ Tensor BatchNorm::forward_ghost(const Tensor& x, const Context& ctx) {
         p->dx = ctx.backend.allocate(full.numel());
         p->dscale = ctx.backend.allocate(std::size_t(cfg_.channels));
         p->dshift = ctx.backend.allocate(std::size_t(cfg_.channels));
-        p->staging.resize(slice_floats);
-        p->scale_sum.resize(std::size_t(cfg_.channels));
-        p->shift_sum.resize(std::size_t(cfg_.channels));
-        p->part.resize(std::size_t(cfg_.channels));
         return p;
     });
     const Tensor plain = plan.input->forward(x);
@@ -181,8 +177,7 @@ Tensor BatchNorm::forward_ghost(const Tensor& x, const Context& ctx) {
         const Tensor y = plan.slices[std::size_t(i)]->forward(
             Tensor{TensorDesc{slice, nullptr}, plain.data + offset}, scale_.value, shift_.value,
             running_mean_.value, running_var_.value);
-        ctx.backend.download(y.data, plan.staging);
-        ctx.backend.upload(plan.staging, plan.y.data() + offset);
+        ctx.backend.copy({y.data, slice_floats}, {plan.y.data() + offset, slice_floats});
     }
     return plan.output->backward(Tensor{TensorDesc{full, nullptr}, plan.y.data()});
 }
@@ -193,28 +188,23 @@ Tensor BatchNorm::backward_ghost(const Tensor& dy, const Context& ctx, bool want
     const Shape slice{ghost_batch_, full.c, full.h, full.w};
     const std::size_t slice_floats = slice.numel();
     const Tensor plain_dy = plan.output->forward(dy);
-    const auto c = std::size_t(cfg_.channels);
-    std::fill(plan.scale_sum.begin(), plan.scale_sum.end(), 0.0f);
-    std::fill(plan.shift_sum.begin(), plan.shift_sum.end(), 0.0f);
-    auto& part = plan.part;
+    const std::span<float> dscale{scale_.grad, scale_.size}, dshift{shift_.grad, shift_.size};
     for (std::size_t i = 0; i < plan.slices.size(); ++i) {
         const std::size_t offset = i * slice_floats;
         const Tensor dx =
             plan.slices[i]->backward(Tensor{TensorDesc{slice, nullptr}, plain_dy.data + offset},
                                      scale_.value, plan.dscale.data(), plan.dshift.data());
-        ctx.backend.download(plan.dscale.data(), part);
-        for (std::size_t j = 0; j < c; ++j)
-            plan.scale_sum[j] += part[j];
-        ctx.backend.download(plan.dshift.data(), part);
-        for (std::size_t j = 0; j < c; ++j)
-            plan.shift_sum[j] += part[j];
-        if (want_dx) {
-            ctx.backend.download(dx.data, plan.staging);
-            ctx.backend.upload(plan.staging, plan.dx.data() + offset);
+        // The parameters' gradients are the sums over the slices, added in slice order.
+        if (i == 0) {
+            ctx.backend.copy(plan.dscale.span(), dscale);
+            ctx.backend.copy(plan.dshift.span(), dshift);
+        } else {
+            ctx.backend.add_to(plan.dscale.span(), dscale);
+            ctx.backend.add_to(plan.dshift.span(), dshift);
         }
+        if (want_dx)
+            ctx.backend.copy({dx.data, slice_floats}, {plan.dx.data() + offset, slice_floats});
     }
-    ctx.backend.upload(plan.scale_sum, scale_.grad);
-    ctx.backend.upload(plan.shift_sum, shift_.grad);
     ctx.gradients_written(scale_);  // declared first, so laid out after the shift
     if (!want_dx)
         return Tensor{};

@@ -44,7 +44,6 @@ class BatchNorm final : public Layer {
         std::unique_ptr<ReorderKernel> input, output;  // x's layout <-> plain, both ways
         std::vector<std::unique_ptr<BatchNormKernel>> slices;
         DeviceBuffer y, dx, dscale, dshift;
-        std::vector<float> staging, scale_sum, shift_sum, part;  // host
     };
 
     std::string name_;
