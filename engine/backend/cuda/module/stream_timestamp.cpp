@@ -6,9 +6,11 @@
 namespace scalelab::cuda {
 
 StreamTimestamp::StreamTimestamp(GpuContext& ctx) : ctx_(ctx) {
-    // Timing on (no cudaEventDisableTiming): cudaEventElapsedTime needs it.
-    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventBlockingSync),
-               "cudaEventCreateWithFlags");
+    // Timing on (no cudaEventDisableTiming): cudaEventElapsedTime needs it. No blocking sync:
+    // the step's one wait is its worker's, which has nothing else to do, and waits as
+    // cudaStreamSynchronize would (the device's schedule: spinning while cores are spare), so
+    // the next step starts as soon as the GPU is done.
+    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDefault), "cudaEventCreateWithFlags");
 }
 
 StreamTimestamp::~StreamTimestamp() {

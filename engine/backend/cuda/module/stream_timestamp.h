@@ -8,7 +8,7 @@
 namespace scalelab::cuda {
 
 // A timing event on the context's stream (see Timestamp): recorded by mark(); seconds_since()
-// waits for it without spinning a core and returns cudaEventElapsedTime from the earlier one.
+// waits for it and returns cudaEventElapsedTime from the earlier one.
 class StreamTimestamp final : public Timestamp {
   public:
     explicit StreamTimestamp(GpuContext& ctx);
