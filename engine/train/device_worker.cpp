@@ -75,8 +75,11 @@ void DeviceWorker::broadcast_initial_state() {
 GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>& next_batch,
                                       int micro_batches, int samples, double lr, std::int64_t step,
                                       DeviceStepTimes& times) {
-    const auto step_start = Clock::now();
+    // The buckets' spans count from step_start, the phases from the timeline's start: marked
+    // first, so that on the CPU (where both are the host clock) no span ends after the phase
+    // that waited for it.
     timeline_.start();
+    const auto step_start = Clock::now();
     StepResult local;
     const auto grads = replica_.model().grads();
     // The noise scale's small-batch gradients: with several devices, each device's own
