@@ -2,12 +2,14 @@
 // plain pass-through, softmax cross-entropy) against the CPU backend on random inputs: forward
 // and backward within a relative error of 1e-4 (TF32 off), dropout's mask element for element,
 // the loss's correct count exactly; and the input stage (pinned memory, copy stream) delivering
-// each batch, in turn, to the work after it. Each GPU test skips with the reason where no GPU can
+// each batch, in turn, to the work after it; and the timestamps the time breakdown is measured
+// with. Each GPU test skips with the reason where no GPU can
 // be used; the row-major to column-major GEMM mapping the linear layer relies on is checked on
 // the host.
 
 #include <QtTest>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -351,6 +353,40 @@ class TestGpuOwnKernels : public QObject {
         } catch (const Error& e) {
             QCOMPARE(e.kind(), ErrorKind::Internal);
         }
+    }
+
+    // A GPU timestamp is an event on the compute stream: the time between two is the GPU's time
+    // for the work enqueued between them (not the host's time to enqueue it: marking waits for
+    // nothing), and a GPU's timestamp is compared with no other backend's.
+    void timestamps_time_the_work_between_them() {
+        SCALELAB_SKIP_WITHOUT_GPU();
+        make_backends();
+        using Clock = std::chrono::steady_clock;
+        using Seconds = std::chrono::duration<double>;
+        const std::size_t big = std::size_t{1} << 26;  // 256 MB: ~0.1 ms a copy
+        const DeviceBuffer from = gpu_->allocate(big), to = gpu_->allocate(big);
+        const auto idle = gpu_->make_fence();  // allocate's zero-fills done first
+        idle->mark();
+        idle->wait();
+        const auto start = gpu_->make_timestamp(), end = gpu_->make_timestamp();
+        const auto host_start = Clock::now();
+        start->mark();
+        for (int i = 0; i < 200; ++i)
+            gpu_->copy(from.span(), to.span());
+        end->mark();
+        const double enqueued = Seconds(Clock::now() - host_start).count();
+        const double measured = end->seconds_since(*start);
+        const double waited = Seconds(Clock::now() - host_start).count();
+        QVERIFY2(measured > enqueued && measured <= waited,
+                 qPrintable(QString("the GPU's %1 s against %2 s to enqueue, %3 s to finish")
+                                .arg(measured)
+                                .arg(enqueued)
+                                .arg(waited)));
+        const auto on_the_cpu = cpu_->make_timestamp();
+        on_the_cpu->mark();
+        const std::optional<ErrorKind> internal = ErrorKind::Internal;
+        QCOMPARE(thrown_kind([&] { end->seconds_since(*on_the_cpu); }), internal);
+        QCOMPARE(thrown_kind([&] { on_the_cpu->seconds_since(*start); }), internal);
     }
 
     void softmax_cross_entropy_matches_the_cpu_data() {

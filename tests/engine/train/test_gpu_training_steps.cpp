@@ -17,6 +17,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -24,9 +25,11 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/gpu_runtime.h"
+#include "comm/thread_comm.h"
 #include "data/batch_loader.h"
 #include "gpu_test_support.h"
 #include "sanitizers.h"
+#include "train/device_worker.h"
 #include "train/replica.h"
 
 using namespace scalelab;
@@ -182,6 +185,40 @@ class GpuTrainingSteps : public QObject {
         // The steps moved the parameters well past the tolerance: equal results from an
         // optimiser that did next to nothing would prove nothing.
         QVERIFY(relative_error(cpu.params, cpu.initial_params) > 10 * kTolerance);
+    }
+
+    // A step's time breakdown on a GPU, measured between CUDA events on its compute stream
+    // (StepTimeline): forward, backward and the optimiser each take time on the GPU, and the
+    // parts, which run from the step's start to the optimiser's end on the GPU, add up to the
+    // step's wall time, give or take the host's time around the GPU's.
+    void a_gpu_steps_parts_add_up_to_its_time() {
+        SCALELAB_SKIP_WITHOUT_GPU();
+        const RunSpec spec = spec_for("resnet8", "sgd", 0.05);
+        const auto comms = comm::make_thread_comms(1);
+        DeviceWorker worker(spec, kImage, make_gpu_backend({.gpu = 0}), *comms[0]);
+        worker.prepare(std::vector<int>{kBatch}, {});
+        std::int64_t step = 0;
+        for (const data::Batch& batch : batches()) {
+            DeviceStepTimes times;
+            const auto start = std::chrono::steady_clock::now();
+            worker.train_step([&] { return &batch; }, 1, batch.size, spec.lr, ++step, times);
+            const double wall =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            const double parts = times.data + times.forward + times.backward + times.exposed_comm +
+                                 times.wait + times.optimizer;
+            const QString said = QString(
+                                     "step %1: forward %2 s, backward %3 s, optimizer %4 s, "
+                                     "parts %5 s of %6 s")
+                                     .arg(step)
+                                     .arg(times.forward)
+                                     .arg(times.backward)
+                                     .arg(times.optimizer)
+                                     .arg(parts)
+                                     .arg(wall);
+            QVERIFY2(times.forward > 0 && times.backward > 0 && times.optimizer > 0,
+                     qPrintable(said));
+            QVERIFY2(parts <= wall && parts >= 0.5 * wall, qPrintable(said));
+        }
     }
 };
 
