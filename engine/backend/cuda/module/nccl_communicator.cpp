@@ -455,8 +455,9 @@ std::string NcclGroup::watchdog_problem() {
                ") waited longer than the GPU group's timeout of " +
                seconds_text(options_.timeout_seconds) + " in its " +
                rank.in_flight_name.load(std::memory_order_relaxed) +
-               ": another rank never joined it (a rank that stopped or hangs, or ranks that "
-               "called different collectives), so the group's collectives were stopped";
+               " and it did not finish (another rank never joined it, having stopped, hung or "
+               "called a different collective, or a GPU or link hung), so the group's "
+               "collectives were stopped";
     }
     return {};
 }
