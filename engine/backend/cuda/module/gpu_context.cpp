@@ -26,10 +26,12 @@ GpuContext::GpuContext(const GpuBackendOptions& options) : options_(options) {
         check_cudnn(cudnnSetStream(cudnn_, stream_), "cudnnSetStream");
         check_cublas(cublasCreate(&cublas_), "cublasCreate");
         check_cublas(cublasSetStream(cublas_, stream_), "cublasSetStream");
-        // TF32 only when asked for: pedantic math keeps cuBLAS to true float arithmetic, so
-        // that results match the CPU backend within float rounding.
+        // TF32 only when asked for. Default math computes float GEMMs in float (TF32 and the
+        // BF16x9 emulation each need a math mode of their own), so results match the CPU
+        // backend within float rounding, as PyTorch's do with TF32 off; pedantic math would add
+        // nothing to that but may run slower.
         check_cublas(cublasSetMathMode(
-                         cublas_, options.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH),
+                         cublas_, options.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH),
                      "cublasSetMathMode");
     } catch (...) {
         release();
@@ -60,7 +62,10 @@ void GpuContext::release() {
 DeviceBuffer GpuContext::allocate(std::size_t floats) {
     void* p = nullptr;
     const std::size_t bytes = (floats == 0 ? 1 : floats) * sizeof(float);
-    check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
+    if (const cudaError_t status = cudaMalloc(&p, bytes); status != cudaSuccess) {
+        cudaGetLastError();  // the failure stays the thread's last error otherwise: clear it
+        throw cuda_error(status, "cudaMalloc of " + std::to_string(bytes) + " bytes");
+    }
     DeviceBuffer buffer(static_cast<float*>(p), floats, &free_device);
     check_cuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
     return buffer;
