@@ -22,6 +22,24 @@ std::string_view step_phase_name(StepPhase phase) {
     return {};
 }
 
+std::string_view step_phase_key(StepPhase phase) {
+    switch (phase) {
+        case StepPhase::Data:
+            return "data";
+        case StepPhase::Forward:
+            return "forward";
+        case StepPhase::Backward:
+            return "backward";
+        case StepPhase::ExposedComm:
+            return "exposed_comm";
+        case StepPhase::Wait:
+            return "wait";
+        case StepPhase::Optimizer:
+            return "optimizer";
+    }
+    return {};
+}
+
 double phase_seconds(const DeviceStepTimes& times, StepPhase phase) {
     switch (phase) {
         case StepPhase::Data:

@@ -19,6 +19,9 @@ inline constexpr std::array<StepPhase, step_phase_count> all_step_phases = {
 
 // "data", "forward", "backward", "exposed communication", "waiting", "optimizer".
 std::string_view step_phase_name(StepPhase);
+// Its key in the JSON ScaleLab writes (the metrics JSONL, `bench train --json` with "_ms"):
+// "data", "forward", "backward", "exposed_comm", "wait", "optimizer".
+std::string_view step_phase_key(StepPhase);
 // That phase's seconds in one device's step.
 double phase_seconds(const DeviceStepTimes&, StepPhase);
 

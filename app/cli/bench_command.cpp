@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <string>
 #include <utility>
 
 #include "backend/device_inventory.h"
@@ -16,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
+#include "time_breakdown.h"
 
 namespace scalelab::cli {
 
@@ -55,28 +57,24 @@ void print_table_row(const ThroughputConfig& config, const ThroughputResult& res
 }
 
 void print_json_row(const ThroughputConfig& config, const ThroughputResult& result) {
-    const std::string row = JsonLine()
-                                .add("model", config.model)
-                                .add("width", config.width)
-                                .add("batch", config.batch)
-                                .add("threads", config.threads)
-                                .add("devices", config.devices)
-                                .add("device", config.gpus.empty() ? "cpu" : "gpu")
-                                .add("channels", config.channels)
-                                .add("image_size", config.image_size)
-                                .add("images_per_s", result.images_per_s_median)
-                                .add("images_per_s_min", result.images_per_s_min)
-                                .add("images_per_s_max", result.images_per_s_max)
-                                .add("flops_per_image", result.flops_per_image)
-                                .add("gflops", result.gflops)
-                                .add("data_ms", 1e3 * result.step.data)
-                                .add("forward_ms", 1e3 * result.step.forward)
-                                .add("backward_ms", 1e3 * result.step.backward)
-                                .add("exposed_comm_ms", 1e3 * result.step.exposed_comm)
-                                .add("wait_ms", 1e3 * result.step.wait)
-                                .add("optimizer_ms", 1e3 * result.step.optimizer)
-                                .str();
-    std::puts(row.c_str());
+    JsonLine row = JsonLine()
+                       .add("model", config.model)
+                       .add("width", config.width)
+                       .add("batch", config.batch)
+                       .add("threads", config.threads)
+                       .add("devices", config.devices)
+                       .add("device", config.gpus.empty() ? "cpu" : "gpu")
+                       .add("channels", config.channels)
+                       .add("image_size", config.image_size)
+                       .add("images_per_s", result.images_per_s_median)
+                       .add("images_per_s_min", result.images_per_s_min)
+                       .add("images_per_s_max", result.images_per_s_max)
+                       .add("flops_per_image", result.flops_per_image)
+                       .add("gflops", result.gflops);
+    for (StepPhase phase : all_step_phases)
+        row.add(std::string(step_phase_key(phase)) + "_ms",
+                1e3 * phase_seconds(result.step, phase));
+    std::puts(row.str().c_str());
 }
 
 int bench_train(const std::vector<std::string>& args) {

@@ -5,9 +5,11 @@
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "cli/json_line.h"
+#include "time_breakdown.h"
 
 namespace scalelab::cli {
 
@@ -54,15 +56,10 @@ void MetricsJsonlSink::on_step(const StepMetrics& m) {
     std::vector<JsonLine> devices;
     devices.reserve(m.devices.size());
     for (std::size_t rank = 0; rank < m.devices.size(); ++rank) {
-        const DeviceStepTimes& t = m.devices[rank];
-        devices.push_back(JsonLine()
-                              .add("rank", std::int64_t(rank))
-                              .add("data", t.data)
-                              .add("forward", t.forward)
-                              .add("backward", t.backward)
-                              .add("exposed_comm", t.exposed_comm)
-                              .add("wait", t.wait)
-                              .add("optimizer", t.optimizer));
+        JsonLine device = JsonLine().add("rank", std::int64_t(rank));
+        for (StepPhase phase : all_step_phases)
+            device.add(step_phase_key(phase), phase_seconds(m.devices[rank], phase));
+        devices.push_back(std::move(device));
     }
     write_row(JsonLine()
                   .add("type", "step")
