@@ -1,61 +1,44 @@
 #include "time_breakdown.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 
 namespace scalelab {
 
+namespace {
+
+// What each phase is called on screen and in JSON, and which field of DeviceStepTimes holds it:
+// one row per StepPhase, in its order.
+struct PhaseInfo {
+    std::string_view name, key;
+    double DeviceStepTimes::*seconds;
+};
+constexpr std::array<PhaseInfo, step_phase_count> kPhases = {{
+    {"data", "data", &DeviceStepTimes::data},
+    {"forward", "forward", &DeviceStepTimes::forward},
+    {"backward", "backward", &DeviceStepTimes::backward},
+    {"exposed communication", "exposed_comm", &DeviceStepTimes::exposed_comm},
+    {"waiting", "wait", &DeviceStepTimes::wait},
+    {"optimizer", "optimizer", &DeviceStepTimes::optimizer},
+}};
+
+const PhaseInfo& info(StepPhase phase) {
+    return kPhases[static_cast<std::size_t>(phase)];
+}
+
+}  // namespace
+
 std::string_view step_phase_name(StepPhase phase) {
-    switch (phase) {
-        case StepPhase::Data:
-            return "data";
-        case StepPhase::Forward:
-            return "forward";
-        case StepPhase::Backward:
-            return "backward";
-        case StepPhase::ExposedComm:
-            return "exposed communication";
-        case StepPhase::Wait:
-            return "waiting";
-        case StepPhase::Optimizer:
-            return "optimizer";
-    }
-    return {};
+    return info(phase).name;
 }
 
 std::string_view step_phase_key(StepPhase phase) {
-    switch (phase) {
-        case StepPhase::Data:
-            return "data";
-        case StepPhase::Forward:
-            return "forward";
-        case StepPhase::Backward:
-            return "backward";
-        case StepPhase::ExposedComm:
-            return "exposed_comm";
-        case StepPhase::Wait:
-            return "wait";
-        case StepPhase::Optimizer:
-            return "optimizer";
-    }
-    return {};
+    return info(phase).key;
 }
 
 double phase_seconds(const DeviceStepTimes& times, StepPhase phase) {
-    switch (phase) {
-        case StepPhase::Data:
-            return times.data;
-        case StepPhase::Forward:
-            return times.forward;
-        case StepPhase::Backward:
-            return times.backward;
-        case StepPhase::ExposedComm:
-            return times.exposed_comm;
-        case StepPhase::Wait:
-            return times.wait;
-        case StepPhase::Optimizer:
-            return times.optimizer;
-    }
-    return 0;
+    return times.*info(phase).seconds;
 }
 
 std::span<const StepTiming> timings_in(const std::vector<StepTiming>& timings,
