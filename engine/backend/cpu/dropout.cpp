@@ -37,11 +37,11 @@ std::vector<std::int32_t> logical_indices(const DnnlContext& ctx, const TensorDe
     std::vector<std::int32_t> counting(numel);
     std::iota(counting.begin(), counting.end(), 1);
     std::vector<std::int32_t> indices(laid.get_size() / sizeof(std::int32_t));
-    dnnl::memory from(plain, ctx.engine, counting.data()), to(laid, ctx.engine, indices.data());
-    // A reorder into a blocked layout writes zeros into its padding.
-    dnnl::stream stream(ctx.engine);
-    dnnl::reorder(from, to).execute(stream, from, to);
-    stream.wait();
+    // A reorder into a blocked layout writes zeros into its padding; on the CPU it is done when
+    // run() returns, as every kernel's work is.
+    Reorder(plain, laid, ctx)
+        .run(ctx, dnnl::memory(plain, ctx.engine, counting.data()),
+             dnnl::memory(laid, ctx.engine, indices.data()));
     return indices;
 }
 

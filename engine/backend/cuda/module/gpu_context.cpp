@@ -76,21 +76,19 @@ void GpuContext::synchronize() {
 }
 
 void GpuContext::reserve_workspace(std::size_t bytes) {
-    if (bytes <= workspace_bytes_)
+    if (bytes <= workspace_bytes())
         return;
     // Earlier kernels' queued work may still use the old buffer; free it before the larger one
     // is allocated, so that both never exist at once.
     synchronize();
     workspace_ = DeviceBuffer{};
-    workspace_bytes_ = 0;
     workspace_ = allocate((bytes + sizeof(float) - 1) / sizeof(float));
-    workspace_bytes_ = bytes;
 }
 
 std::size_t GpuContext::workspace_limit() const {
     std::size_t free = 0, total = 0;
     check_cuda(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
-    return std::max(workspace_bytes_, free / 4);
+    return std::max(workspace_bytes(), free / 4);
 }
 
 void check_launch(const char* kernel) {

@@ -47,6 +47,7 @@ class GpuContext {
     // the rest to the activations and the kernels made after it.
     void reserve_workspace(std::size_t bytes);
     void* workspace() const { return workspace_.data(); }
+    std::size_t workspace_bytes() const { return workspace_.size() * sizeof(float); }
     std::size_t workspace_limit() const;
 
   private:
@@ -57,7 +58,6 @@ class GpuContext {
     cudnnHandle_t cudnn_ = nullptr;
     cublasHandle_t cublas_ = nullptr;
     DeviceBuffer workspace_;
-    std::size_t workspace_bytes_ = 0;
 };
 
 // Launch shape of an elementwise kernel over n values: kThreadsPerBlock threads per block, a
