@@ -5,8 +5,8 @@ set -euo pipefail
 
 packages=(
     build-essential cmake ninja-build
-    qt6-base-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite
-    libdnnl-dev libspdlog-dev zlib1g-dev
+    qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite
+    libdnnl-dev ocl-icd-opencl-dev libspdlog-dev zlib1g-dev
     dataset-fashion-mnist
     xvfb
     clang libclang-rt-dev libomp-dev
