@@ -76,6 +76,10 @@ class Backend {
     virtual double take_squared_norm() = 0;
 
     virtual std::unique_ptr<Fence> make_fence() = 0;
+    // The work given to this backend from now on starts once `fence`'s work is done: a GPU's
+    // stream waits for the fence's event on the GPU (the host goes on at once); anything else
+    // waits on the host. How the optimiser follows the last gradient all-reduce.
+    virtual void wait_for(Fence& fence) = 0;
     virtual std::unique_ptr<Timestamp> make_timestamp() = 0;
 };
 

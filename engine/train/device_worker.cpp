@@ -120,10 +120,10 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
         }
         timeline_.end(&DeviceStepTimes::backward);
     }
+    // Returns once the last bucket's all-reduce is under way; the backend's work from here on
+    // (the optimiser) follows it without the host waiting (on a GPU, the stream waits).
     reducer_.finish();
     timeline_.end(&DeviceStepTimes::exposed_comm);
-    const auto spans = reducer_.spans();
-    times.allreduce.assign(spans.begin(), spans.end());
 
     float small_sq_sum = 0;
     const float small_sq = per_micro_batch ? float(micro_sq_sum / (micro_batches - 1))
@@ -133,21 +133,25 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     // A step whose global loss is not finite (diverged) ends here on every rank: none trains on.
     if (std::isfinite(totals.loss_sum)) {
         const double b_small = per_micro_batch ? double(samples) / micro_batches : double(samples);
-        estimate_noise_scale(double(small_sq_sum) / comm_.size(), b_small, totals.count, totals);
+        // One device without accumulation has a single batch size: nothing to estimate, and no
+        // reason to read every gradient again. Otherwise |G_big|^2, of the averaged gradient
+        // (the same on every rank), is summed before the update and read after it, so that the
+        // update is enqueued without waiting for the all-reduce.
+        const bool estimate = totals.count > b_small;
+        if (estimate)
+            replica_.backend().accumulate_squared_norm(grads);
         replica_.update(lr);
         timeline_.end(&DeviceStepTimes::optimizer);
+        if (estimate)
+            noise_.add(double(small_sq_sum) / comm_.size(), b_small,
+                       replica_.backend().take_squared_norm(), totals.count);
+        totals.noise_scale = noise_.b_simple();
     }
     timeline_.add_to(times);
+    reducer_.complete();
+    const auto spans = reducer_.spans();
+    times.allreduce.assign(spans.begin(), spans.end());
     return totals;
-}
-
-void DeviceWorker::estimate_noise_scale(double small_sq_norm, double b_small, double b_big,
-                                        GlobalTotals& totals) {
-    // One device without accumulation has a single batch size: nothing to estimate, and no
-    // reason to read every gradient again.
-    if (b_big > b_small)  // |G_big|^2 of the averaged gradient, the same on every rank
-        noise_.add(small_sq_norm, b_small, squared_norm(replica_.model().grads()), b_big);
-    totals.noise_scale = noise_.b_simple();
 }
 
 GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local, float extra,

@@ -86,8 +86,6 @@ class DeviceWorker {
                                    float* extra_sum = nullptr);
     // sum_i v_i^2 of a buffer in the backend's memory, in double.
     double squared_norm(std::span<const float> v);
-    void estimate_noise_scale(double small_sq_norm, double b_small, double b_big,
-                              GlobalTotals& totals);
 
     comm::Communicator& comm_;
     comm::Communicator& host_comm_;

@@ -1,6 +1,8 @@
 #include "train/gradient_reducer.h"
 
 #include <algorithm>
+#include <optional>
+#include <stdexcept>
 #include <utility>
 
 namespace scalelab {
@@ -31,10 +33,14 @@ GradientReducer::GradientReducer(Backend& backend, comm::Communicator& comm, std
       buckets_(std::move(buckets)),
       overlap_(overlap),
       spans_(comm.size() > 1 ? buckets_.size() : 0) {
-    // One rank reduces nothing (reduce), so nothing waits for its gradients.
-    if (comm.size() > 1)
+    // One rank reduces nothing (start_reduce), so nothing waits for its gradients, and its
+    // backend waits for no all-reduce.
+    if (comm.size() > 1) {
         for (std::size_t i = 0; i < buckets_.size(); ++i)
             ready_.push_back(backend_.make_fence());
+        if (overlap_)
+            reduced_fence_ = comm_.make_fence();
+    }
     if (overlap_)
         thread_ = std::thread([this] { communicate(); });
 }
@@ -51,11 +57,18 @@ GradientReducer::~GradientReducer() {
 }
 
 void GradientReducer::begin(std::span<const float> accumulated, Clock::time_point step_start) {
+    // The last step's buckets are all reduced (complete() waited for them), unless an error
+    // ended it, and the run with it: a step after that could find the communication thread
+    // still busy with the failed one.
+    if (step_open_)
+        throw std::logic_error("GradientReducer::begin before the last step's complete()");
+    step_open_ = true;
     accumulated_ = accumulated;
     step_start_ = step_start;
     next_ = 0;
     local_sq_norm_ = 0;
     std::lock_guard lock(mutex_);
+    started_ = 0;
     reduced_ = 0;
 }
 
@@ -87,15 +100,27 @@ void GradientReducer::launch_ready(std::size_t written) {
     }
 }
 
-void GradientReducer::reduce(std::size_t index) {
+bool GradientReducer::start_reduce(std::size_t index) {
     // One rank's average is its own gradient: nothing to communicate (through NCCL, a group of
     // one GPU would still pay a call and a wait per bucket, every step).
     if (comm_.size() == 1)
-        return;
+        return false;
     const Bucket& b = buckets_[index];
-    const double seconds = comm_.all_reduce_after(
-        *ready_[index], grads_.subspan(b.begin, b.end - b.begin), comm::ReduceOp::Average);
-    // The span ends when this thread sees the all-reduce complete and lasts as long as the
+    const bool last = index + 1 == buckets_.size();
+    const std::optional<double> seconds = comm_.start_all_reduce_after(
+        *ready_[index], grads_.subspan(b.begin, b.end - b.begin), comm::ReduceOp::Average,
+        last ? reduced_fence_.get() : nullptr);
+    if (seconds)
+        record_span(index, *seconds);
+    return !seconds;
+}
+
+void GradientReducer::end_reduce(std::size_t index) {
+    record_span(index, comm_.finish_all_reduce());
+}
+
+void GradientReducer::record_span(std::size_t index, double seconds) {
+    // The span ends now, when this thread sees the all-reduce complete, and lasts as long as the
     // communicator measured it (on a GPU, between CUDA events: without the wait for backward).
     const double end = std::chrono::duration<double>(Clock::now() - step_start_).count();
     spans_[index] = {end - seconds, end};
@@ -109,21 +134,43 @@ void GradientReducer::communicate() {
             return;  // stopping, and nothing left to reduce
         const std::size_t index = queue_.front();
         queue_.pop_front();
+        // After an error the step's later buckets make no collective: the other ranks may
+        // never join them. They still count, so that finish() and complete() return.
         const bool failed = error_ != nullptr;
         lock.unlock();
         std::exception_ptr error;
-        try {
-            if (!failed)
-                reduce(index);
-        } catch (...) {
-            error = std::current_exception();
+        bool running = false;
+        if (!failed) {
+            try {
+                running = start_reduce(index);
+            } catch (...) {
+                error = std::current_exception();
+            }
         }
         lock.lock();
         if (error && !error_)
             error_ = error;
+        ++started_;
+        done_.notify_one();
+        if (running) {
+            lock.unlock();
+            try {
+                end_reduce(index);
+            } catch (...) {
+                error = std::current_exception();
+            }
+            lock.lock();
+            if (error && !error_)
+                error_ = error;
+        }
         ++reduced_;
         done_.notify_one();
     }
+}
+
+void GradientReducer::rethrow_error() {
+    if (error_)
+        std::rethrow_exception(std::exchange(error_, nullptr));
 }
 
 void GradientReducer::finish() {
@@ -132,13 +179,28 @@ void GradientReducer::finish() {
         local_sq_norm_ = backend_.take_squared_norm();
     if (!overlap_) {
         for (std::size_t i = 0; i < buckets_.size(); ++i)
-            reduce(i);
+            if (start_reduce(i))
+                end_reduce(i);
         return;
     }
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [&] { return reduced_ == buckets_.size(); });
-    if (error_)
-        std::rethrow_exception(std::exchange(error_, nullptr));
+    {
+        std::unique_lock lock(mutex_);
+        done_.wait(lock, [&] { return started_ == buckets_.size(); });
+        rethrow_error();
+    }
+    // The optimiser reads the averaged gradients: its work follows the last all-reduce, which
+    // follows the others (one communicator, in order).
+    if (reduced_fence_)
+        backend_.wait_for(*reduced_fence_);
+}
+
+void GradientReducer::complete() {
+    if (overlap_) {
+        std::unique_lock lock(mutex_);
+        done_.wait(lock, [&] { return reduced_ == buckets_.size(); });
+        rethrow_error();
+    }
+    step_open_ = false;
 }
 
 }  // namespace scalelab

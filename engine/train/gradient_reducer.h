@@ -34,8 +34,8 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 // Averages one replica's gradients over all ranks, bucket by bucket, in the same order on every
 // rank (with one rank there is nothing to average: no collective at all). With overlap, a
 // communication thread all-reduces each bucket as soon as backward has written all of its gradients
-// (gradients_written), while backward goes on with the layers below; finish() waits for the last
-// one. Without overlap, finish() does all the all-reduces.
+// (gradients_written), while backward goes on with the layers below. Without overlap, finish()
+// does all the all-reduces.
 //
 // With gradient accumulation, `accumulated` holds the sum of the step's earlier micro-batches'
 // gradients; it is added into each bucket just before that bucket is reduced, so there is no
@@ -44,10 +44,26 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 // The gradients live in the backend's memory, and the backend may still be computing them when
 // gradients_written() is called (a GPU runs its kernels after the calls that enqueue them): each
 // bucket has a Fence, marked on the worker thread once its gradients are enqueued, that the
-// bucket's all-reduce follows (Communicator::all_reduce_after: on a CPU device the reducing
-// thread waits for it; with NCCL the communication stream waits for its event, so the
+// bucket's all-reduce follows (Communicator::start_all_reduce_after: on a CPU device the
+// reducing thread waits for it; with NCCL the communication stream waits for its event, so the
 // all-reduce starts on the GPU the moment its gradients are written). Accumulation and the
 // local norm are backend work too, enqueued before the mark.
+//
+// The work after the all-reduces (the optimiser) follows them the same way, without the host
+// waiting for them: finish() returns once the last bucket's all-reduce has started, having had
+// the backend wait for the communicator's fence marked behind it (Backend::wait_for: a CPU's
+// all-reduce is complete when it has started; a GPU's compute stream waits for the event on
+// the GPU). complete() then waits for every all-reduce on the host, for their errors and spans:
+// called once the step's work is enqueued, it costs the step nothing.
+//
+// Invariants, enforced where noted:
+//  - every rank's buckets are all-reduced in bucket order, one at a time, by one thread: the
+//    communication thread with overlap, the worker without (one communicator, one thread);
+//  - a bucket's all-reduce starts after its gradients_written() (launch_ready marks its fence
+//    and only then queues it), and the backend's work after finish() follows the last one;
+//  - each step calls begin(), finish() and complete() in that order; an error ends the step at
+//    whichever of finish() and complete() comes first after it, and later buckets of that step
+//    make no collective (communicate skips them).
 //
 // Each bucket's all-reduce is timed by the communicator (on a GPU with CUDA events) for the
 // time breakdown and the trace export; its span ends when the reducing thread sees it done.
@@ -67,8 +83,12 @@ class GradientReducer {
     void begin(std::span<const float> accumulated, Clock::time_point step_start);
     // Backward has written every gradient below `written_end` (a pointer into grads).
     void gradients_written(const float* written_end);
-    // Blocks until every bucket is reduced; rethrows a communication error (comm::Aborted).
+    // Backward is over: returns once every bucket's all-reduce has started and the backend's
+    // later work follows them (see the class comment). Rethrows a communication error
+    // (comm::Aborted) that happened before.
     void finish();
+    // Blocks until every bucket is reduced; rethrows a communication error.
+    void complete();
 
     const std::vector<Bucket>& buckets() const { return buckets_; }
 
@@ -78,13 +98,20 @@ class GradientReducer {
     double local_squared_norm() const { return local_sq_norm_; }
 
     // When each bucket's all-reduce ran in the last step, in bucket order, in seconds from that
-    // step's step_start: valid after finish(). Empty with one rank, which communicates nothing.
+    // step's step_start: valid after complete(). Empty with one rank, which communicates
+    // nothing.
     std::span<const BucketSpan> spans() const { return spans_; }
 
   private:
     void launch_ready(std::size_t written);
-    void reduce(std::size_t index);
+    // A bucket's all-reduce (nothing with one rank): start_reduce starts it, marking the
+    // communicator's fence behind the last bucket, and returns whether it is still running;
+    // then end_reduce waits for it. Each records the span of the all-reduce it saw complete.
+    bool start_reduce(std::size_t index);
+    void end_reduce(std::size_t index);
+    void record_span(std::size_t index, double seconds);
     void communicate();
+    void rethrow_error();  // under mutex_
 
     Backend& backend_;
     comm::Communicator& comm_;
@@ -92,20 +119,25 @@ class GradientReducer {
     std::vector<Bucket> buckets_;
     // One per bucket (none with one rank): its gradients are written.
     std::vector<std::unique_ptr<Fence>> ready_;
+    // With overlap: the communicator's fence, marked behind the last bucket's all-reduce.
+    std::unique_ptr<Fence> reduced_fence_;
     bool overlap_;
     std::span<const float> accumulated_;
-    std::size_t next_ = 0;  // the next bucket to launch (worker thread only)
+    std::size_t next_ = 0;    // the next bucket to launch (worker thread only)
+    bool step_open_ = false;  // between begin() and complete() (worker thread only)
     double local_sq_norm_ = 0;
     // Written by begin() before any bucket of the step is queued; each span by whichever thread
-    // reduces its bucket, before it counts the bucket as reduced (under mutex_), so finish()
+    // reduces its bucket, before it counts the bucket as reduced (under mutex_), so complete()
     // orders every write before the caller reads them.
     Clock::time_point step_start_;
     std::vector<BucketSpan> spans_;
 
-    // With overlap: buckets queued for the communication thread, and how many it has finished.
+    // With overlap: buckets queued for the communication thread, and how many it has started
+    // and finished (or skipped after an error).
     std::mutex mutex_;
     std::condition_variable work_, done_;
     std::deque<std::size_t> queue_;
+    std::size_t started_ = 0;
     std::size_t reduced_ = 0;
     std::exception_ptr error_;
     bool stopping_ = false;

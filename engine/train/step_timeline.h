@@ -13,9 +13,11 @@ namespace scalelab {
 // work: a Timestamp at the step's start and one at the end of each phase, read once, after the
 // step. On a GPU they are events: the breakdown is the GPU's time, and the step enqueues backward
 // and the optimizer without waiting for either (one wait per step, not one per phase). A phase
-// that runs on the host (waiting for a batch, for the last bucket's all-reduce, for the other
-// devices) ends at a timestamp marked when the host is done with it, which the stream reaches
-// once the work before it is done: its time on the stream is what it added to the step.
+// that runs on the host (waiting for a batch, for the other devices) ends at a timestamp marked
+// when the host is done with it, which the stream reaches once the work before it is done: its
+// time on the stream is what it added to the step. The exposed communication ends at a
+// timestamp marked once the stream waits for the last bucket's all-reduce (Backend::wait_for):
+// on a GPU, the stream's own wait.
 //
 //   timeline.start();
 //   ... fetch a batch ...  timeline.end(&DeviceStepTimes::data);

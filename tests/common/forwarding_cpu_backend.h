@@ -66,6 +66,7 @@ class ForwardingCpuBackend : public Backend {
     }
     double take_squared_norm() override { return cpu_.take_squared_norm(); }
     std::unique_ptr<Fence> make_fence() override { return cpu_.make_fence(); }
+    void wait_for(Fence& fence) override { cpu_.wait_for(fence); }
     std::unique_ptr<Timestamp> make_timestamp() override { return cpu_.make_timestamp(); }
 
   private:

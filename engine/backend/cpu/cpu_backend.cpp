@@ -132,14 +132,8 @@ class CpuInputStage final : public InputStage {
     DeviceBuffer buffer_;
 };
 
-// A CPU kernel's work is done when its call returns: there is never anything to wait for.
-class DoneFence final : public Fence {
-  public:
-    void mark() override {}
-    void wait() override {}
-};
-
-// For the same reason, the time a CPU's work before a point was done is the host clock there.
+// A CPU kernel's work is done when its call returns, so the time the work before a point was
+// done is the host clock there.
 class HostClockTimestamp final : public Timestamp {
   public:
     void mark() override { at_ = std::chrono::steady_clock::now(); }
@@ -161,7 +155,11 @@ std::unique_ptr<InputStage> CpuBackend::input_stage(std::size_t floats) {
 }
 
 std::unique_ptr<Fence> CpuBackend::make_fence() {
-    return std::make_unique<DoneFence>();
+    return std::make_unique<DoneFence>();  // its work is done when its call returns
+}
+
+void CpuBackend::wait_for(Fence& fence) {
+    fence.wait();
 }
 
 std::unique_ptr<Timestamp> CpuBackend::make_timestamp() {

@@ -84,6 +84,21 @@ std::vector<float> rank_values(std::size_t n, int rank) {
     return random_values(n, 1000u + static_cast<std::uint32_t>(rank));
 }
 
+// The sum over `ranks` ranks of their rank_values, computed on the host in double, or the
+// average.
+std::vector<float> rank_sums(std::size_t n, std::size_t ranks, bool average = false) {
+    std::vector<double> sums(n, 0.0);
+    for (std::size_t r = 0; r < ranks; ++r) {
+        const std::vector<float> values = rank_values(n, static_cast<int>(r));
+        for (std::size_t i = 0; i < n; ++i)
+            sums[i] += values[i];
+    }
+    std::vector<float> expected(n);
+    for (std::size_t i = 0; i < n; ++i)
+        expected[i] = static_cast<float>(average ? sums[i] / double(ranks) : sums[i]);
+    return expected;
+}
+
 // Rank 0 of a group of two or more enters a collective that no other rank joins; `stop` ends
 // it (from this thread) 200 ms after rank 0 entered it, or nothing does when `stop` is empty.
 // Returns what rank 0's all_reduce threw ("" when nothing), after at most 60 s of waiting for
@@ -230,14 +245,7 @@ class TestNcclGroup : public QObject {
             comm->all_reduce({buffer.data(), n}, average ? ReduceOp::Average : ReduceOp::Sum);
             results[static_cast<std::size_t>(rank)] = to_host(backend, buffer.data(), n);
         });
-        // The sum over ranks on the host, in double.
-        std::vector<float> expected(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            double sum = 0;
-            for (std::size_t r = 0; r < gpus.size(); ++r)
-                sum += rank_values(n, static_cast<int>(r))[i];
-            expected[i] = static_cast<float>(average ? sum / double(gpus.size()) : sum);
-        }
+        const std::vector<float> expected = rank_sums(n, gpus.size(), average);
         for (std::size_t r = 0; r < gpus.size(); ++r) {
             const double error = relative_error(results[r], expected);
             QVERIFY2(error < 1e-5, qPrintable(QString("rank %1: %2").arg(r).arg(error)));
@@ -281,13 +289,7 @@ class TestNcclGroup : public QObject {
             tail[r] = Seconds(drained - returned).count();
             results[r] = to_host(backend, data.data(), n);
         });
-        std::vector<float> expected(n);
-        for (std::size_t i = 0; i < n; ++i) {
-            double sum = 0;
-            for (std::size_t r = 0; r < gpus.size(); ++r)
-                sum += rank_values(n, static_cast<int>(r))[i];
-            expected[i] = static_cast<float>(sum);
-        }
+        const std::vector<float> expected = rank_sums(n, gpus.size());
         for (std::size_t r = 0; r < gpus.size(); ++r) {
             const QString where = QString(
                                       "rank %1: returned after %2 s, then %3 s until the "
@@ -299,6 +301,75 @@ class TestNcclGroup : public QObject {
             QVERIFY2(relative_error(results[r], expected) < 1e-5, qPrintable(where));
             QVERIFY2(tail[r] < 0.05 * (called[r] + tail[r]), qPrintable(where));
             QVERIFY2(measured[r] >= 0 && measured[r] < 0.5 * called[r], qPrintable(where));
+        }
+    }
+
+    void a_backend_waits_on_the_gpu_for_the_all_reduce_it_follows() {
+        // How the optimiser follows the last bucket: rank r's all-reduce follows a fence of a
+        // second backend on its GPU (the "backward"), whose stream has tens of milliseconds of
+        // copies; the rank's backend waits for the all-reduce's done fence (Backend::wait_for)
+        // and copies the result. start_all_reduce_after and wait_for must return at once (the
+        // host waits for nothing), the copy must not run before the all-reduce, which runs
+        // after the copies (the chain holds on the GPU: on one GPU this is what shows it), and
+        // with several GPUs the copy reads the reduced values.
+        SCALELAB_SKIP_WITHOUT_GPU();
+        using Clock = std::chrono::steady_clock;
+        using Seconds = std::chrono::duration<double>;
+        const std::vector<int> gpus = present_gpus();
+        const std::size_t n = 4099;
+        const std::shared_ptr<GpuGroup> group = scalelab::make_gpu_group({.gpus = gpus});
+        std::vector<std::vector<float>> results(gpus.size());
+        std::vector<double> enqueued(gpus.size()), copied(gpus.size()), backward(gpus.size());
+        run_ranks(gpus, *group, [&](int rank, scalelab::Backend& backend) {
+            const auto r = static_cast<std::size_t>(rank);
+            const std::unique_ptr<Communicator> comm = group->communicator(rank);
+            const std::unique_ptr<scalelab::Backend> writer =
+                scalelab::make_gpu_backend({.gpu = gpus[r]});
+            const std::size_t big = std::size_t{1} << 26;  // 256 MB: ~0.1 ms a copy
+            const scalelab::DeviceBuffer from = writer->allocate(big), to = writer->allocate(big);
+            const scalelab::DeviceBuffer data = to_device(*writer, rank_values(n, rank));
+            const scalelab::DeviceBuffer out = backend.allocate(n);
+            const std::unique_ptr<scalelab::Fence> written = writer->make_fence();
+            const std::unique_ptr<scalelab::Fence> reduced = comm->make_fence();
+            const std::unique_ptr<scalelab::Fence> out_copied = backend.make_fence();
+            const std::unique_ptr<scalelab::Fence> idle = backend.make_fence();
+            idle->mark();  // allocate's zero-fill of `out` done before the clock starts
+            idle->wait();
+            const auto start = Clock::now();
+            for (int i = 0; i < 400; ++i)
+                writer->copy(from.span(), to.span());
+            written->mark();
+            const bool running =
+                !comm->start_all_reduce_after(*written, data.span(), ReduceOp::Sum, reduced.get());
+            backend.wait_for(*reduced);
+            backend.copy(data.span(), out.span());
+            out_copied->mark();
+            enqueued[r] = Seconds(Clock::now() - start).count();
+            out_copied->wait();
+            copied[r] = Seconds(Clock::now() - start).count();
+            if (running)
+                comm->finish_all_reduce();
+            const std::unique_ptr<scalelab::Fence> writer_done = writer->make_fence();
+            writer_done->mark();
+            writer_done->wait();
+            backward[r] = Seconds(Clock::now() - start).count();
+            results[r] = to_host(backend, out.data(), n);
+        });
+        const std::vector<float> expected = rank_sums(n, gpus.size());
+        for (std::size_t r = 0; r < gpus.size(); ++r) {
+            const QString where = QString(
+                                      "rank %1: enqueued in %2 s, the copy of the result done "
+                                      "after %3 s, the other stream's copies after %4 s")
+                                      .arg(r)
+                                      .arg(enqueued[r])
+                                      .arg(copied[r])
+                                      .arg(backward[r]);
+            QVERIFY2(relative_error(results[r], expected) < 1e-5, qPrintable(where));
+            // The host enqueued everything well before the copies were done...
+            QVERIFY2(enqueued[r] < 0.5 * backward[r], qPrintable(where));
+            // ...and the result's copy did not run before them: it followed the all-reduce,
+            // which followed them (measured at once after it, so within a few milliseconds).
+            QVERIFY2(copied[r] >= 0.9 * backward[r], qPrintable(where));
         }
     }
 

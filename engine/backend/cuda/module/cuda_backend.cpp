@@ -4,6 +4,7 @@
 #include "backend/cuda/module/gpu_kernels.h"
 #include "backend/cuda/module/library_errors.h"
 #include "backend/cuda/module/pinned_input_stage.h"
+#include "backend/cuda/module/stream_fence.h"
 #include "backend/cuda/module/stream_timestamp.h"
 
 namespace scalelab::cuda {
@@ -97,7 +98,17 @@ double CudaBackend::take_squared_norm() {
 }
 
 std::unique_ptr<Fence> CudaBackend::make_fence() {
-    return std::make_unique<StreamFence>(ctx_);
+    return std::make_unique<StreamFence>(ctx_.device(), ctx_.stream());
+}
+
+void CudaBackend::wait_for(Fence& fence) {
+    // A GPU's fence (this GPU's, or a communication stream's of it): the compute stream waits
+    // for its event, the host does not.
+    if (const auto* event = dynamic_cast<const StreamFence*>(&fence)) {
+        check_cuda(cudaStreamWaitEvent(ctx_.stream(), event->event(), 0), "cudaStreamWaitEvent");
+        return;
+    }
+    fence.wait();
 }
 
 std::unique_ptr<Timestamp> CudaBackend::make_timestamp() {

@@ -40,6 +40,7 @@ class CudaBackend final : public Backend {
     void accumulate_squared_norm(std::span<const float> v) override;
     double take_squared_norm() override;
     std::unique_ptr<Fence> make_fence() override;
+    void wait_for(Fence& fence) override;
     std::unique_ptr<Timestamp> make_timestamp() override;
 
   private:

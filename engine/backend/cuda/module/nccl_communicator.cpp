@@ -10,6 +10,7 @@
 
 #include "backend/cuda/cuda_error.h"
 #include "backend/cuda/module/library_errors.h"
+#include "backend/cuda/module/stream_fence.h"
 #include "backend/cuda/module/vector_ops.h"
 #include "error.h"
 
@@ -32,6 +33,11 @@ std::int64_t now_ns() {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
                std::chrono::steady_clock::now().time_since_epoch())
         .count();
+}
+
+// "rank 1 (GPU 3)", for messages.
+std::string rank_text(std::size_t rank, int gpu) {
+    return "rank " + std::to_string(rank) + " (GPU " + std::to_string(gpu) + ")";
 }
 
 std::string seconds_text(double seconds) {
@@ -92,22 +98,31 @@ class DeviceRestorer {
     int previous_ = -1;  // none
 };
 
-// Marks a rank's collective in flight for the watchdog while it lives.
+// Marks a rank's collective in flight for the watchdog while it lives, unless handed on: a
+// collective started by one call and finished by another (start_collective, finish_collective)
+// keeps its mark until the InFlight that adopts it is destroyed.
 class InFlight {
   public:
     InFlight(std::atomic<std::int64_t>& since_ns, std::atomic<const char*>& name,
              std::atomic<bool>& behind_fence, const char* what, bool after_fence)
-        : since_ns_(since_ns) {
+        : since_ns_(&since_ns) {
         name.store(what, std::memory_order_relaxed);
         behind_fence.store(after_fence, std::memory_order_relaxed);
-        since_ns_.store(now_ns(), std::memory_order_release);
+        since_ns_->store(now_ns(), std::memory_order_release);
     }
-    ~InFlight() { since_ns_.store(0, std::memory_order_release); }
+    // The mark of a collective whose start handed it on.
+    explicit InFlight(std::atomic<std::int64_t>& since_ns) : since_ns_(&since_ns) {}
+    ~InFlight() {
+        if (since_ns_ != nullptr)
+            since_ns_->store(0, std::memory_order_release);
+    }
     InFlight(const InFlight&) = delete;
     InFlight& operator=(const InFlight&) = delete;
 
+    void hand_on() { since_ns_ = nullptr; }
+
   private:
-    std::atomic<std::int64_t>& since_ns_;
+    std::atomic<std::int64_t>* since_ns_;
 };
 
 }  // namespace
@@ -336,18 +351,16 @@ void NcclGroup::throw_aborted() const {
     throw comm::Aborted(reason);
 }
 
-float NcclGroup::run_collective(int rank_index, const char* name, const char* call,
-                                const Enqueue& enqueue, cudaEvent_t after, bool timed) {
+void NcclGroup::start_collective(int rank_index, const char* name, const char* call,
+                                 const Enqueue& enqueue, cudaEvent_t after, bool timed,
+                                 cudaEvent_t done) {
     Rank& rank = ranks_[static_cast<std::size_t>(rank_index)];
-    const std::string where =
-        "rank " + std::to_string(rank_index) + " (GPU " + std::to_string(rank.gpu) + ")";
     // The timing events bracket what follows the fence: the watchdog tells from the first one
     // whether the collective has started on the GPU.
     if (after != nullptr && !timed)
         throw std::logic_error("a collective behind a fence is timed (see watchdog_problem)");
     InFlight in_flight(rank.in_flight_since_ns, rank.in_flight_name, rank.in_flight_behind_fence,
                        name, after != nullptr);
-    cudaEvent_t finished = timed ? rank.timing_stop : rank.done;
 
     // Step 1: enqueue, under the rank's lock (see the class comment).
     ncclResult_t result = ncclSuccess;
@@ -373,7 +386,11 @@ float NcclGroup::run_collective(int rank_index, const char* name, const char* ca
             failed_call = call;
         }
         if (status == cudaSuccess && result == ncclSuccess) {
-            status = cudaEventRecord(finished, rank.stream);
+            status = cudaEventRecord(timed ? rank.timing_stop : rank.done, rank.stream);
+            failed_call = "cudaEventRecord";
+        }
+        if (status == cudaSuccess && result == ncclSuccess && done != nullptr) {
+            status = cudaEventRecord(done, rank.stream);
             failed_call = "cudaEventRecord";
         }
     }
@@ -383,19 +400,27 @@ float NcclGroup::run_collective(int rank_index, const char* name, const char* ca
         const Error error = result != ncclSuccess ? nccl_error(result, failed_call)
                                                   : cuda_error(status, failed_call);
         // The other ranks would wait for this one forever: end the group for them.
-        abort(where + " could not start its " + name + ": " + error.what());
+        abort(rank_text(std::size_t(rank_index), rank.gpu) + " could not start its " + name + ": " +
+              error.what());
         throw error;
     }
+    in_flight.hand_on();  // to finish_collective
+}
+
+float NcclGroup::finish_collective(int rank_index, const char* name, const char* call, bool timed) {
+    Rank& rank = ranks_[static_cast<std::size_t>(rank_index)];
+    const InFlight in_flight(rank.in_flight_since_ns);  // start_collective's mark, cleared here
 
     // Step 2: wait, sleeping (blocking-sync event), with no lock held.
-    const cudaError_t waited = cudaEventSynchronize(finished);
+    const cudaError_t waited = cudaEventSynchronize(timed ? rank.timing_stop : rank.done);
 
     // Step 3: an abort while waiting means the kernels quit early; the data is not a result.
     if (aborted())
         throw_aborted();
     if (waited != cudaSuccess) {
         const Error error = cuda_error(waited, std::string(call) + " on the GPU");
-        abort(where + "'s " + name + " failed: " + error.what());
+        abort(rank_text(std::size_t(rank_index), rank.gpu) + "'s " + name +
+              " failed: " + error.what());
         throw error;
     }
     if (!timed)
@@ -404,6 +429,12 @@ float NcclGroup::run_collective(int rank_index, const char* name, const char* ca
     check_cuda(cudaEventElapsedTime(&ms, rank.timing_start, rank.timing_stop),
                "cudaEventElapsedTime");
     return ms;
+}
+
+float NcclGroup::run_collective(int rank, const char* name, const char* call,
+                                const Enqueue& enqueue, cudaEvent_t after, bool timed) {
+    start_collective(rank, name, call, enqueue, after, timed, /*done=*/nullptr);
+    return finish_collective(rank, name, call, timed);
 }
 
 std::string NcclGroup::watchdog_problem() {
@@ -425,8 +456,7 @@ std::string NcclGroup::watchdog_problem() {
             std::string what = ncclGetErrorString(async_error);
             if (const char* last = ncclGetLastError(rank.comm); last != nullptr && *last != '\0')
                 what += std::string(" (") + last + ")";
-            return "NCCL failed on rank " + std::to_string(r) + " (GPU " +
-                   std::to_string(rank.gpu) + "): " + what +
+            return "NCCL failed on " + rank_text(r, rank.gpu) + ": " + what +
                    "; the GPU group's collectives were stopped. Check the GPUs and their links "
                    "(nvidia-smi; NCCL_DEBUG=WARN prints NCCL's own account), then start again";
         }
@@ -440,9 +470,10 @@ std::string NcclGroup::watchdog_problem() {
         std::int64_t since = rank.in_flight_since_ns.load(std::memory_order_acquire);
         if (since == 0)
             continue;
-        // A bucket's all-reduce waits on its stream for the rest of backward (all_reduce_after);
-        // until its first timing event has passed it has not started, and its clock restarts
-        // (unless the rank has finished it meanwhile: then the exchange fails, nothing changes).
+        // A bucket's all-reduce waits on its stream for the rest of backward
+        // (start_all_reduce_after): until its first timing event has passed it has not started,
+        // and its clock restarts (unless the rank has finished it meanwhile: then the exchange
+        // fails, nothing changes).
         if (rank.in_flight_behind_fence.load(std::memory_order_relaxed) &&
             cudaSetDevice(rank.gpu) == cudaSuccess &&
             cudaEventQuery(rank.timing_start) == cudaErrorNotReady) {
@@ -451,8 +482,7 @@ std::string NcclGroup::watchdog_problem() {
         }
         if (static_cast<double>(now - since) <= timeout_ns)
             continue;
-        return "rank " + std::to_string(r) + " (GPU " + std::to_string(rank.gpu) +
-               ") waited longer than the GPU group's timeout of " +
+        return rank_text(r, rank.gpu) + " waited longer than the GPU group's timeout of " +
                seconds_text(options_.timeout_seconds) + " in its " +
                rank.in_flight_name.load(std::memory_order_relaxed) +
                " and it did not finish (another rank never joined it, having stopped, hung or "
@@ -481,6 +511,11 @@ NcclCommunicator::NcclCommunicator(std::shared_ptr<NcclGroup> group, int rank)
     : group_(std::move(group)), rank_(rank) {}
 
 NcclCommunicator::~NcclCommunicator() {
+    // A started all-reduce's mark would look hung to the watchdog, and the group's destructor
+    // could wait on it: a caller that drops one unfinished has left the group in no state to go on.
+    if (started_)
+        group_->abort("rank " + std::to_string(rank_) +
+                      "'s communicator was destroyed with an all-reduce started and not finished");
     group_->release_handout(rank_);
 }
 
@@ -489,38 +524,81 @@ void NcclCommunicator::abort(const std::string& reason) {
 }
 
 void NcclCommunicator::all_reduce(std::span<float> data, comm::ReduceOp op) {
-    reduce(data, op, /*after=*/nullptr, /*timed=*/false);
+    reduce(data, op, /*timed=*/false);
 }
 
-double NcclCommunicator::all_reduce_after(Fence& ready, std::span<float> data, comm::ReduceOp op) {
-    const auto* fence = dynamic_cast<const StreamFence*>(&ready);
-    if (fence == nullptr)
+std::optional<double> NcclCommunicator::start_all_reduce_after(Fence& ready, std::span<float> data,
+                                                               comm::ReduceOp op, Fence* done) {
+    const auto* after = dynamic_cast<const StreamFence*>(&ready);
+    if (after == nullptr)
         throw std::logic_error("an NCCL all-reduce can only follow a GPU backend's fence");
-    return reduce(data, op, fence->event(), /*timed=*/true) / 1000.0;
+    const StreamFence* done_fence = nullptr;
+    if (done != nullptr) {
+        done_fence = dynamic_cast<const StreamFence*>(done);
+        const NcclGroup::Rank& state = group_->ranks_[static_cast<std::size_t>(rank_)];
+        if (done_fence == nullptr || done_fence->stream() != state.stream)
+            throw std::logic_error("an NCCL all-reduce's done fence is one of its make_fence()");
+    }
+    require_nothing_started();
+    if (data.empty()) {  // no NCCL call: complete already
+        if (group_->aborted())
+            group_->throw_aborted();
+        if (done != nullptr)
+            done->mark();
+        return 0.0;
+    }
+    group_->start_collective(rank_, "all_reduce", "ncclAllReduce", all_reduce_call(data, op),
+                             after->event(), /*timed=*/true,
+                             done_fence != nullptr ? done_fence->event() : nullptr);
+    started_ = true;
+    return std::nullopt;
+}
+
+double NcclCommunicator::finish_all_reduce() {
+    if (!std::exchange(started_, false))
+        throw std::logic_error(
+            "finish_all_reduce without an all-reduce left running by "
+            "start_all_reduce_after");
+    return group_->finish_collective(rank_, "all_reduce", "ncclAllReduce", /*timed=*/true) / 1000.0;
+}
+
+std::unique_ptr<Fence> NcclCommunicator::make_fence() {
+    const NcclGroup::Rank& state = group_->ranks_[static_cast<std::size_t>(rank_)];
+    return std::make_unique<StreamFence>(state.gpu, state.stream);
+}
+
+void NcclCommunicator::require_nothing_started() const {
+    if (started_)
+        throw std::logic_error("rank " + std::to_string(rank_) +
+                               " started an all-reduce it has not finished: call "
+                               "finish_all_reduce before its next collective");
+}
+
+NcclGroup::Enqueue NcclCommunicator::all_reduce_call(std::span<float> data, comm::ReduceOp op) {
+    const ncclRedOp_t nccl_op = op == comm::ReduceOp::Average ? ncclAvg : ncclSum;
+    return [data, nccl_op](ncclComm_t comm, cudaStream_t stream) {
+        return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, nccl_op, comm,
+                             stream);
+    };
 }
 
 float NcclCommunicator::timed_all_reduce(std::span<float> data, comm::ReduceOp op) {
-    return reduce(data, op, /*after=*/nullptr, /*timed=*/true);
+    return reduce(data, op, /*timed=*/true);
 }
 
-float NcclCommunicator::reduce(std::span<float> data, comm::ReduceOp op, cudaEvent_t after,
-                               bool timed) {
+float NcclCommunicator::reduce(std::span<float> data, comm::ReduceOp op, bool timed) {
+    require_nothing_started();
     if (data.empty()) {
         if (group_->aborted())
             group_->throw_aborted();
         return 0.0f;
     }
-    const ncclRedOp_t nccl_op = op == comm::ReduceOp::Average ? ncclAvg : ncclSum;
-    return group_->run_collective(
-        rank_, "all_reduce", "ncclAllReduce",
-        [&](ncclComm_t comm, cudaStream_t stream) {
-            return ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat32, nccl_op, comm,
-                                 stream);
-        },
-        after, timed);
+    return group_->run_collective(rank_, "all_reduce", "ncclAllReduce", all_reduce_call(data, op),
+                                  /*after=*/nullptr, timed);
 }
 
 void NcclCommunicator::broadcast(std::span<float> data, int root) {
+    require_nothing_started();
     if (root < 0 || root >= size())
         throw std::logic_error("broadcast from root " + std::to_string(root) + " in a group of " +
                                std::to_string(size()) + " ranks");
@@ -539,6 +617,7 @@ void NcclCommunicator::broadcast(std::span<float> data, int root) {
 }
 
 void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> out) {
+    require_nothing_started();
     const std::size_t n = in.size();
     const std::size_t needed = n * static_cast<std::size_t>(size());
     if (out.size() != needed)
@@ -559,6 +638,7 @@ void NcclCommunicator::all_gather(std::span<const float> in, std::span<float> ou
 }
 
 void NcclCommunicator::barrier() {
+    require_nothing_started();
     float* value = group_->ranks_[static_cast<std::size_t>(rank_)].barrier_value;
     group_->run_collective(
         rank_, "barrier", "ncclAllReduce",

@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -45,11 +46,13 @@ void check_nccl_group_options(const GpuGroupOptions& options);
 //
 // A collective of rank r:
 //   1. under rank r's enqueue lock: check that the group is not aborted, mark the collective in
-//      flight (for the watchdog), enqueue it on r's communication stream (for all_reduce_after,
-//      behind a cudaStreamWaitEvent on the caller's fence) and record r's done event after it
-//      (the watchdog's clock starts here; behind a fence, once the collective starts on the GPU);
+//      flight (for the watchdog), enqueue it on r's communication stream (for
+//      start_all_reduce_after, behind a cudaStreamWaitEvent on the caller's fence) and record
+//      r's done event after it (the watchdog's clock starts here; behind a fence, once the
+//      collective starts on the GPU), and the caller's done fence where it gave one;
 //   2. without any lock: wait for the done event (cudaEventSynchronize on an event made with
-//      cudaEventBlockingSync: the thread sleeps, no core spins), then clear the in-flight mark;
+//      cudaEventBlockingSync: the thread sleeps, no core spins), then clear the in-flight mark
+//      (for start_all_reduce_after, in finish_all_reduce: the mark stays between the two);
 //   3. if the group was aborted meanwhile, throw comm::Aborted(first reason): the buffer holds
 //      whatever the aborted kernels left.
 //
@@ -110,18 +113,25 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
         // none; and which collective it is. Written by the rank's thread, read by the watchdog.
         std::atomic<std::int64_t> in_flight_since_ns{0};
         std::atomic<const char*> in_flight_name{""};
-        // The collective in flight follows a fence (all_reduce_after): see watchdog_problem.
+        // The collective in flight follows a fence (start_all_reduce_after): see
+        // watchdog_problem.
         std::atomic<bool> in_flight_behind_fence{false};
         bool handed_out = false;  // a live NcclCommunicator has this rank (under state_mutex_)
     };
 
-    // One collective of rank `rank`, as the class comment describes. enqueue makes the NCCL call
-    // on the rank's communicator and stream. With `after` (an event of the rank's GPU, or
-    // nullptr), the stream first waits for it. With timed set, the collective is bracketed by
-    // the timing events, recorded after that wait, and the milliseconds between them are
-    // returned (0 otherwise). `name` is the collective ("all_reduce"), `call` the NCCL function,
-    // for messages.
+    // One collective of rank `rank`, as the class comment describes: start_collective is step
+    // 1 and marks the collective in flight, finish_collective steps 2 and 3 and clears the mark;
+    // run_collective does both. enqueue makes the NCCL call on the rank's communicator and
+    // stream. With `after` (an event of the rank's GPU, or nullptr), the stream first waits for
+    // it. With timed set, the collective is bracketed by the timing events, recorded after that
+    // wait, and finish returns the milliseconds between them (0 otherwise). `done` (an event of
+    // the rank's GPU, or nullptr) is recorded on the stream right behind the collective. `name`
+    // is the collective ("all_reduce"), `call` the NCCL function, for messages. Each start is
+    // followed by its finish (with the same timed) before the rank's next collective.
     using Enqueue = std::function<ncclResult_t(ncclComm_t, cudaStream_t)>;
+    void start_collective(int rank, const char* name, const char* call, const Enqueue& enqueue,
+                          cudaEvent_t after, bool timed, cudaEvent_t done);
+    float finish_collective(int rank, const char* name, const char* call, bool timed);
     float run_collective(int rank, const char* name, const char* call, const Enqueue& enqueue,
                          cudaEvent_t after, bool timed);
 
@@ -159,9 +169,13 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
 // with NCCL doing the work; see NcclGroup for waiting and abort). Use it from one thread at a
 // time (any thread: each call makes the rank's GPU current on it). Its collectives run on a
 // communication stream that does not wait for the backend's compute stream: the caller makes
-// sure the data is written first (upload synchronises), except all_reduce_after, whose stream
-// waits on the GPU for the fence's event (cudaStreamWaitEvent) before the all-reduce starts.
-// The fence must be a GPU backend's, of this rank's GPU.
+// sure the data is written first (upload synchronises), except start_all_reduce_after, whose
+// stream waits on the GPU for the fence's event (cudaStreamWaitEvent) before the all-reduce
+// starts. That fence must be a GPU backend's, of this rank's GPU; its `done` fence one of
+// make_fence(), an event on the communication stream, which a GPU backend's stream waits for on
+// the GPU (Backend::wait_for). Between start_all_reduce_after and finish_all_reduce the rank
+// makes no other collective (it throws std::logic_error): the watchdog times one collective per
+// rank.
 //
 // all_reduce: ncclAllReduce in place, ncclSum or ncclAvg. NCCL's Average multiplies each rank's
 // values by 1/N before summing (ncclAvg on floats is a pre-multiplied sum), so its last bits
@@ -188,7 +202,10 @@ class NcclCommunicator final : public comm::Communicator {
     void barrier() override;
     void abort(const std::string& reason) override;
 
-    double all_reduce_after(Fence& ready, std::span<float> data, comm::ReduceOp op) override;
+    std::optional<double> start_all_reduce_after(Fence& ready, std::span<float> data,
+                                                 comm::ReduceOp op, Fence* done) override;
+    double finish_all_reduce() override;
+    std::unique_ptr<Fence> make_fence() override;
 
     // all_reduce, timed on the GPU: the milliseconds between two events recorded on the
     // communication stream right before and right after the NCCL call (cudaEventElapsedTime).
@@ -197,10 +214,14 @@ class NcclCommunicator final : public comm::Communicator {
   private:
     friend class NcclGroup;  // hands out one communicator per rank
     NcclCommunicator(std::shared_ptr<NcclGroup> group, int rank);
-    float reduce(std::span<float> data, comm::ReduceOp op, cudaEvent_t after, bool timed);
+    float reduce(std::span<float> data, comm::ReduceOp op, bool timed);
+    static NcclGroup::Enqueue all_reduce_call(std::span<float> data, comm::ReduceOp op);
+    void require_nothing_started() const;
 
     std::shared_ptr<NcclGroup> group_;
     int rank_;
+    // start_all_reduce_after left an all-reduce in flight for finish_all_reduce.
+    bool started_ = false;
 };
 
 }  // namespace scalelab::cuda

@@ -98,24 +98,4 @@ double SquaredNormAccumulator::take() {
     return *host_sum_;
 }
 
-StreamFence::StreamFence(GpuContext& ctx) : ctx_(ctx) {
-    check_cuda(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming | cudaEventBlockingSync),
-               "cudaEventCreateWithFlags");
-}
-
-StreamFence::~StreamFence() {
-    cudaEventDestroy(event_);
-}
-
-void StreamFence::mark() {
-    check_cuda(cudaEventRecord(event_, ctx_.stream()), "cudaEventRecord");
-}
-
-void StreamFence::wait() {
-    // The waiting thread (the gradient reducer's) may never have chosen a GPU: without this,
-    // its first CUDA call would create a context on GPU 0, whether the run uses it or not.
-    check_cuda(cudaSetDevice(ctx_.device()), "cudaSetDevice");
-    check_cuda(cudaEventSynchronize(event_), "a GPU kernel");
-}
-
 }  // namespace scalelab::cuda

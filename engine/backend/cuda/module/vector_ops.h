@@ -2,7 +2,6 @@
 
 #include <span>
 
-#include "backend/backend.h"
 #include "backend/cuda/module/gpu_context.h"
 
 namespace scalelab::cuda {
@@ -31,25 +30,6 @@ class SquaredNormAccumulator {
     double* partials_ = nullptr;  // one per block of the grid
     double* sum_ = nullptr;
     double* host_sum_ = nullptr;  // pinned, for the copy back
-};
-
-// An event on the context's stream (see Fence): recorded by mark(), waited for by wait() without
-// spinning a core.
-class StreamFence final : public Fence {
-  public:
-    explicit StreamFence(GpuContext& ctx);
-    ~StreamFence() override;
-    StreamFence(const StreamFence&) = delete;
-    StreamFence& operator=(const StreamFence&) = delete;
-
-    void mark() override;
-    void wait() override;
-    // For another stream to wait on (cudaStreamWaitEvent): NCCL's all_reduce_after.
-    cudaEvent_t event() const { return event_; }
-
-  private:
-    GpuContext& ctx_;
-    cudaEvent_t event_ = nullptr;
 };
 
 }  // namespace scalelab::cuda
