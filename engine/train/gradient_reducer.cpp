@@ -148,8 +148,7 @@ void GradientReducer::communicate() {
             }
         }
         lock.lock();
-        if (error && !error_)
-            error_ = error;
+        keep_first(error);
         ++started_;
         done_.notify_one();
         if (running) {
@@ -160,12 +159,16 @@ void GradientReducer::communicate() {
                 error = std::current_exception();
             }
             lock.lock();
-            if (error && !error_)
-                error_ = error;
+            keep_first(std::move(error));
         }
         ++reduced_;
         done_.notify_one();
     }
+}
+
+void GradientReducer::keep_first(std::exception_ptr error) {
+    if (error && !error_)
+        error_ = std::move(error);
 }
 
 void GradientReducer::rethrow_error() {

@@ -111,7 +111,8 @@ class GradientReducer {
     void end_reduce(std::size_t index);
     void record_span(std::size_t index, double seconds);
     void communicate();
-    void rethrow_error();  // under mutex_
+    void keep_first(std::exception_ptr error);  // the step's first error, under mutex_
+    void rethrow_error();                       // under mutex_
 
     Backend& backend_;
     comm::Communicator& comm_;
