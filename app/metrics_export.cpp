@@ -7,10 +7,10 @@
 #include <QSaveFile>
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <optional>
 
+#include "json_number.h"
 #include "run_comparison.h"
 #include "run_spec_json.h"
 #include "store_json.h"
@@ -19,7 +19,7 @@ namespace scalelab {
 
 namespace {
 
-QString number(double value) {
+QString shortest_number_text(double value) {
     return QString::number(value, 'g', QLocale::FloatingPointShortest);
 }
 
@@ -32,11 +32,6 @@ QString csv_field(const QString& text) {
     QString quoted = text;
     quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
     return QLatin1Char('"') + quoted + QLatin1Char('"');
-}
-
-// JSON has no NaN or infinity: a diverged run's loss becomes null.
-QJsonValue json_number(double value) {
-    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
 }
 
 template <typename T, typename ToJson>
@@ -128,8 +123,8 @@ void write_metrics_csv(const std::vector<const RunRecord*>& runs, QTextStream& o
             const QString metric_text = QString::fromUtf8(metric_name(metric));
             for (const MetricPoint& point : run->curve(metric))
                 out << name << ',' << run->id << ',' << point.step << ',' << point.epoch << ','
-                    << number(point.seconds) << ',' << metric_text << ',' << number(point.value)
-                    << '\n';
+                    << shortest_number_text(point.seconds) << ',' << metric_text << ','
+                    << shortest_number_text(point.value) << '\n';
         }
     }
 }

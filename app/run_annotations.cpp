@@ -14,7 +14,7 @@ QString tr(const char* text) {
 }
 
 // Learning rates and losses with up to three significant digits: 3.2, 0.05, 2.31.
-QString number(double value) {
+QString three_digit_text(double value) {
     return QString::number(value, 'g', 3);
 }
 
@@ -26,7 +26,7 @@ QString seconds_text(double seconds) {
 
 // "NaN" whatever its sign bit, "inf", 2.31.
 QString loss_text(double loss) {
-    return std::isnan(loss) ? QStringLiteral("NaN") : number(loss);
+    return std::isnan(loss) ? QStringLiteral("NaN") : three_digit_text(loss);
 }
 
 // "1 device", "8 devices".
@@ -76,7 +76,7 @@ std::optional<RunAnnotation> divergence(const RunRecord& run) {
         text += tr(" (loss %1)").arg(loss_text(loss.back().value));
     QStringList details;
     if (const std::vector<MetricPoint>& lr = run.curve(Metric::LearningRate); !lr.empty())
-        details << tr("LR %1").arg(number(lr.back().value));
+        details << tr("LR %1").arg(three_digit_text(lr.back().value));
     details << warmup_text(run, run.step);
     text += QStringLiteral(" – ") + details.join(QStringLiteral(", "));
     return RunAnnotation{.text = text, .metric = Metric::TrainLoss, .at = last_finite(loss)};
@@ -127,9 +127,9 @@ std::optional<RunAnnotation> stall(const RunRecord& run) {
         return std::nullopt;
     return RunAnnotation{
         .text = tr("stalled: training loss %1 at epoch %2, not below %3 at epoch %4")
-                    .arg(number(last.train_loss))
+                    .arg(three_digit_text(last.train_loss))
                     .arg(last.epoch)
-                    .arg(number(first.train_loss))
+                    .arg(three_digit_text(first.train_loss))
                     .arg(first.epoch),
         .metric = Metric::TrainLoss,
         .at = point_at_step(run.curve(Metric::TrainLoss), last.step)};
@@ -144,7 +144,7 @@ std::optional<RunAnnotation> scaled_lr_without_warmup(const RunRecord& run) {
     const long long global_batch =
         static_cast<long long>(run.spec.devices) * run.spec.batch * run.spec.accumulation;
     return RunAnnotation{.text = tr("no warm-up for LR %1, scaled up for global batch %2")
-                                     .arg(number(lr))
+                                     .arg(three_digit_text(lr))
                                      .arg(global_batch),
                          .metric = Metric::LearningRate,
                          .at = std::nullopt};

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "json_error_position.h"
+#include "json_number.h"
 #include "metrics_export.h"
 #include "run_spec_json.h"
 #include "store_json.h"
@@ -29,14 +30,6 @@ constexpr double largest_int = std::numeric_limits<int>::max();
 
 // ---------------------------------------------------------------------------------------------
 // Writing
-
-QJsonValue json_number(double value) {
-    return std::isfinite(value) ? QJsonValue(value) : QJsonValue(QJsonValue::Null);
-}
-
-QJsonValue json_number(const std::optional<double>& value) {
-    return value ? json_number(*value) : QJsonValue(QJsonValue::Null);
-}
 
 QJsonValue json_date(const QDateTime& time) {
     return time.isValid() ? QJsonValue(time.toUTC().toString(Qt::ISODateWithMs))

@@ -402,19 +402,19 @@ QString statement_sql(Statement statement) {
 
 std::atomic<fault_injection::StoreWriteHook> store_write_hook{nullptr};
 
-// Qt keeps a connection by its name until removeDatabase(), which must come after the last
-// QSqlDatabase and QSqlQuery of it are gone: as a member declared before them, this is
-// destroyed after them, also when the constructor throws.
-struct ConnectionName {
-    QString name = unique_connection_name();
-    ~ConnectionName() { QSqlDatabase::removeDatabase(name); }
-};
-
 }  // namespace
 
 struct RunStore::Connection {
+    // Qt keeps a connection by its name until removeDatabase(), which must come after the last
+    // QSqlDatabase and QSqlQuery of it are gone: as a member declared before them, this is
+    // destroyed after them, also when the constructor throws.
+    struct Name {
+        QString text = unique_connection_name();
+        ~Name() { QSqlDatabase::removeDatabase(text); }
+    };
+
     explicit Connection(const QString& store_path) : path(store_path) {
-        db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name.name);
+        db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name.text);
         if (!db.isValid())
             throw StoreError(StoreError::Kind::Unreadable,
                              QStringLiteral("Qt's SQLite driver (QSQLITE) is missing: install "
@@ -579,7 +579,7 @@ struct RunStore::Connection {
     void mark_interrupted_runs();
 
     const QString path;
-    const ConnectionName name;
+    const Name name;
     QSqlDatabase db;
     std::array<std::optional<QSqlQuery>, std::size_t(Statement::Count)> statements;
     std::int64_t own_commits = 0;

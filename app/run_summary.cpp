@@ -15,7 +15,7 @@ namespace {
 
 const QString separator = QStringLiteral(" · ");
 
-QString number(double value) {
+QString six_digit_text(double value) {
     return QString::number(value, 'g', 6);
 }
 
@@ -42,20 +42,20 @@ QString batch_text(const RunSpec& spec, DeviceDetail devices) {
 // only the rule is named.
 QString optimiser_text(const RunSpec& spec, DeviceDetail devices) {
     QString text = QStringLiteral("%1 lr %2")
-                       .arg(QString::fromUtf8(to_string(spec.optimizer)), number(spec.lr));
+                       .arg(QString::fromUtf8(to_string(spec.optimizer)), six_digit_text(spec.lr));
     if (spec.lr_scaling == LrScaling::None)
         return text;
     const QString rule = QString::fromUtf8(to_string(spec.lr_scaling));
     if (devices == DeviceDetail::Omitted)
         return text + QStringLiteral(" (%1)").arg(rule);
-    return text + QStringLiteral(" (%1 → %2)").arg(rule, number(effective_lr(spec)));
+    return text + QStringLiteral(" (%1 → %2)").arg(rule, six_digit_text(effective_lr(spec)));
 }
 
 QString warmup_text(const RunSpec& spec) {
     const bool epochs = spec.warmup_unit == WarmupUnit::Epochs;
     const bool one = spec.warmup_length == 1.0;
     return QStringLiteral("warm-up %1 %2")
-        .arg(number(spec.warmup_length),
+        .arg(six_digit_text(spec.warmup_length),
              epochs ? (one ? QStringLiteral("epoch") : QStringLiteral("epochs"))
                     : (one ? QStringLiteral("step") : QStringLiteral("steps")));
 }
@@ -65,7 +65,7 @@ QString json_value_text(const QJsonValue& value) {
         case QJsonValue::Bool:
             return value.toBool() ? QStringLiteral("true") : QStringLiteral("false");
         case QJsonValue::Double:
-            return number(value.toDouble());
+            return six_digit_text(value.toDouble());
         case QJsonValue::String:
             return value.toString().isEmpty() ? QStringLiteral("(empty)") : value.toString();
         case QJsonValue::Array: {

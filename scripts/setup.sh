@@ -9,7 +9,7 @@ packages=(
     libdnnl-dev ocl-icd-opencl-dev libspdlog-dev zlib1g-dev
     dataset-fashion-mnist
     xvfb
-    clang libclang-rt-dev libomp-dev
+    clang libclang-rt-dev libomp-dev lld
 )
 
 missing=()

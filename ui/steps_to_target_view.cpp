@@ -20,7 +20,7 @@ namespace {
 constexpr double same_target = 1e-9;
 const QColor perfect_scaling_colour(0x80, 0x80, 0x80);  // grey: readable on both themes
 
-QString percent(double target) {
+QString target_percent_text(double target) {
     return QStringLiteral("%1%").arg(QString::number(target * 100.0, 'g', 4));
 }
 
@@ -181,7 +181,7 @@ void StepsToTargetView::fillSelector(std::vector<double> targets) {
     if (!same) {
         selector_->clear();
         for (const double target : targets)
-            selector_->addItem(percent(target), target);
+            selector_->addItem(target_percent_text(target), target);
     }
     const auto current = std::find_if(targets.cbegin(), targets.cend(), [this](double target) {
         return std::abs(target - target_) < same_target;
@@ -192,7 +192,8 @@ void StepsToTargetView::fillSelector(std::vector<double> targets) {
 void StepsToTargetView::draw(ChartSurface& chart, const QString& quantity,
                              const QList<QPointF>& perfect,
                              double (*value)(const StepsToTargetPoint&)) {
-    chart.setAxisTitles(tr("Global batch"), tr("%1 to reach %2").arg(quantity, percent(target_)));
+    chart.setAxisTitles(tr("Global batch"),
+                        tr("%1 to reach %2").arg(quantity, target_percent_text(target_)));
     for (const StepsToTargetPoint& point : shown_.reached) {
         const RunRecord* run = runs_.find(point.run_id);
         SeriesStyle style;
@@ -221,7 +222,7 @@ void StepsToTargetView::describeNotReached(bool any_run) {
         return;
     }
     if (shown_.not_reached.empty()) {
-        not_reached_->setText(tr("Every shown run reached %1.").arg(percent(target_)));
+        not_reached_->setText(tr("Every shown run reached %1.").arg(target_percent_text(target_)));
         return;
     }
     QStringList names;
@@ -229,7 +230,8 @@ void StepsToTargetView::describeNotReached(bool any_run) {
         const RunRecord* run = runs_.find(id);
         names.append(is_active(run->state) ? tr("%1 (still running)").arg(run->name) : run->name);
     }
-    not_reached_->setText(tr("Did not reach %1: %2.").arg(percent(target_), names.join(", ")));
+    not_reached_->setText(
+        tr("Did not reach %1: %2.").arg(target_percent_text(target_), names.join(", ")));
 }
 
 void StepsToTargetView::setDarkTheme(bool dark) {

@@ -59,14 +59,14 @@ QString device_list(const std::vector<std::size_t>& devices) {
     return TimeBreakdownView::tr("devices %1 and %2").arg(numbers.join(QStringLiteral(", ")), last);
 }
 
-QString percent(double share) {
+QString whole_percent_text(double share) {
     return QStringLiteral("%1%").arg(share * 100.0, 0, 'f', 0);
 }
 
 // "41%", or "38–41%" when the shares differ once rounded.
 QString percent_range(double low, double high) {
-    const QString lowest = percent(low);
-    const QString highest = percent(high);
+    const QString lowest = whole_percent_text(low);
+    const QString highest = whole_percent_text(high);
     return lowest == highest ? highest : QStringLiteral("%1–%2").arg(lowest.chopped(1), highest);
 }
 
@@ -285,7 +285,7 @@ QStringList TimeBreakdownView::hints(const TimeBreakdown& breakdown) {
         if (waiting.size() < devices) {
             const std::size_t least = extreme(StepPhase::Wait, false);
             line += tr(": %1 waits least (%2), so it is the straggler the others wait for.")
-                        .arg(device_name(least), percent(share(least, StepPhase::Wait)));
+                        .arg(device_name(least), whole_percent_text(share(least, StepPhase::Wait)));
         } else {
             line +=
                 tr(": every device waits, so the time goes to synchronisation, not to one "
@@ -295,15 +295,17 @@ QStringList TimeBreakdownView::hints(const TimeBreakdown& breakdown) {
     }
     if (!notable(StepPhase::ExposedComm).empty()) {
         const std::size_t worst = extreme(StepPhase::ExposedComm, true);
-        found.append(tr("Exposed communication takes up to %1 of the step (%2): backward does not "
-                        "hide the gradient all-reduce, so the run is communication-bound.")
-                         .arg(percent(share(worst, StepPhase::ExposedComm)), device_name(worst)));
+        found.append(
+            tr("Exposed communication takes up to %1 of the step (%2): backward does not "
+               "hide the gradient all-reduce, so the run is communication-bound.")
+                .arg(whole_percent_text(share(worst, StepPhase::ExposedComm)), device_name(worst)));
     }
     if (!notable(StepPhase::Data).empty()) {
         const std::size_t worst = extreme(StepPhase::Data, true);
-        found.append(tr("Loading data takes up to %1 of the step (%2): the devices wait for their "
-                        "input.")
-                         .arg(percent(share(worst, StepPhase::Data)), device_name(worst)));
+        found.append(
+            tr("Loading data takes up to %1 of the step (%2): the devices wait for their "
+               "input.")
+                .arg(whole_percent_text(share(worst, StepPhase::Data)), device_name(worst)));
     }
     return found;
 }
@@ -485,7 +487,7 @@ void TimeBreakdownView::showBreakdown() {
         lines.append(QStringLiteral("\u2022 ") + line);
     hint_->setText(found.isEmpty() ? tr("No device spends %1 of the step or more waiting, on "
                                         "exposed communication or loading data.")
-                                         .arg(percent(notable_share))
+                                         .arg(whole_percent_text(notable_share))
                                    : lines.join(QLatin1Char('\n')));
     hint_->setProperty("calm", found.isEmpty());
     hint_->style()->unpolish(hint_);

@@ -16,7 +16,7 @@ void check_config(const AdamWConfig& config) {
     detail::require_weight_decay(config.weight_decay);
 }
 
-struct Coefficients {
+struct AdamWCoefficients {
     float lr;
     float decay_factor;  // 1 - lr * wd, formed in double as PyTorch's p.mul_(1 - lr * wd)
     float beta1;
@@ -33,7 +33,7 @@ struct Coefficients {
 // call to sqrtf for errno on a negative argument); the engine's build should pass it.
 template <bool kDecay>
 void update(float* __restrict p, const float* __restrict g, float* __restrict m,
-            float* __restrict v, std::size_t n, Coefficients c) {
+            float* __restrict v, std::size_t n, AdamWCoefficients c) {
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
@@ -66,7 +66,7 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, double l
 
     // Bias correction for step t = steps_ + 1 (on the first step mhat = g, vhat = g^2).
     const double t = static_cast<double>(steps_ + 1);
-    Coefficients c{};
+    AdamWCoefficients c{};
     c.lr = static_cast<float>(lr);
     c.beta1 = static_cast<float>(config_.beta1);
     c.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);

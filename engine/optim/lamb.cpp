@@ -25,7 +25,7 @@ void check_config(const LambConfig& config) {
     }
 }
 
-struct Coefficients {
+struct LambCoefficients {
     float beta1;
     float one_minus_beta1;
     float beta2;
@@ -42,7 +42,7 @@ struct Coefficients {
 // GCC vectorises a loop with sqrt only under -fno-math-errno (otherwise it must keep a scalar
 // call to sqrtf for errno on a negative argument); the engine's build should pass it.
 template <bool kDecay>
-inline float direction(float m, float v, float w, const Coefficients& c) {
+inline float direction(float m, float v, float w, const LambCoefficients& c) {
     float u = (m * c.inv_bias1) / (std::sqrt(v * c.inv_bias2) + c.eps);
     if constexpr (kDecay) {
         u = u + c.weight_decay * w;
@@ -61,7 +61,7 @@ struct Norms {
 // division per float but no scratch buffer the size of the model.
 template <bool kDecay>
 Norms update_moments(const float* __restrict p, const float* __restrict g, float* __restrict m,
-                     float* __restrict v, std::size_t n, Coefficients c) {
+                     float* __restrict v, std::size_t n, LambCoefficients c) {
     double w2 = 0.0;
     double u2 = 0.0;
 #if defined(_OPENMP)
@@ -84,7 +84,7 @@ Norms update_moments(const float* __restrict p, const float* __restrict g, float
 // Pass 2: w = w - (lr * trust) * u.
 template <bool kDecay>
 void apply(float* __restrict p, const float* __restrict m, const float* __restrict v, std::size_t n,
-           Coefficients c, float step) {
+           LambCoefficients c, float step) {
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
@@ -97,7 +97,7 @@ void apply(float* __restrict p, const float* __restrict m, const float* __restri
 // pass, w = w - (lr * trust) * u.
 template <bool kDecay>
 void update_fused(float* __restrict p, const float* __restrict g, float* __restrict m,
-                  float* __restrict v, std::size_t n, Coefficients c, float step) {
+                  float* __restrict v, std::size_t n, LambCoefficients c, float step) {
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
@@ -128,7 +128,7 @@ void Lamb::step(std::span<float> params, std::span<const float> grads, double lr
     // Bias correction for step t = steps_ + 1: on the first step m = (1 - beta1) g, and
     // dividing by 1 - beta1^1 gives back g; likewise v. Formed in double, rounded once.
     const double t = static_cast<double>(steps_ + 1);
-    Coefficients c{};
+    LambCoefficients c{};
     c.beta1 = static_cast<float>(config_.beta1);
     c.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);
     c.beta2 = static_cast<float>(config_.beta2);

@@ -32,7 +32,7 @@ void check_config(const LarsConfig& config) {
     }
 }
 
-struct Coefficients {
+struct LarsCoefficients {
     float lr;
     float weight_decay;
     float local_lr;
@@ -43,7 +43,7 @@ struct Coefficients {
 // parameter, so each instance is a branch-free loop the compiler vectorises.
 template <bool kDecay, bool kMomentum, bool kNesterov>
 void update(float* __restrict p, const float* __restrict g, float* __restrict buf, std::size_t n,
-            Coefficients c) {
+            LarsCoefficients c) {
     const float lr = c.lr;
     const float wd = c.weight_decay;
     const float local = c.local_lr;
@@ -77,7 +77,7 @@ void update(float* __restrict p, const float* __restrict g, float* __restrict bu
 }
 
 using UpdateFn = void (*)(float* __restrict, const float* __restrict, float* __restrict,
-                          std::size_t, Coefficients);
+                          std::size_t, LarsCoefficients);
 
 template <bool kDecay>
 UpdateFn pick_update(bool momentum, bool nesterov) {
@@ -107,7 +107,7 @@ void Lars::step(std::span<float> params, std::span<const float> grads, double lr
     const bool momentum = config_.momentum != 0;
     const UpdateFn with_decay = pick_update<true>(momentum, config_.nesterov);
     const UpdateFn without_decay = pick_update<false>(momentum, config_.nesterov);
-    Coefficients c{};
+    LarsCoefficients c{};
     c.lr = static_cast<float>(lr);
     c.momentum = static_cast<float>(config_.momentum);
 

@@ -18,7 +18,7 @@ void check_config(const NovoGradConfig& config) {
     detail::require_weight_decay(config.weight_decay);
 }
 
-struct Coefficients {
+struct NovogradCoefficients {
     float lr;
     float weight_decay;
     float beta1;
@@ -32,7 +32,7 @@ struct Coefficients {
 // factor; m = beta1 * m + c * d; w = w - lr * m.
 template <bool kDecay>
 void update_tensor(float* __restrict p, const float* __restrict g, float* __restrict m,
-                   std::size_t n, Coefficients c, float inv_denominator) {
+                   std::size_t n, NovogradCoefficients c, float inv_denominator) {
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
@@ -52,7 +52,7 @@ void update_tensor(float* __restrict p, const float* __restrict g, float* __rest
 // call to sqrtf for errno on a negative argument); the engine's build should pass it.
 template <bool kDecay, bool kFirst>
 void update_floats(float* __restrict p, const float* __restrict g, float* __restrict m,
-                   float* __restrict v, std::size_t n, Coefficients c) {
+                   float* __restrict v, std::size_t n, NovogradCoefficients c) {
 #if defined(_OPENMP)
 #pragma omp simd
 #endif
@@ -98,7 +98,7 @@ void NovoGrad::step(std::span<float> params, std::span<const float> grads, doubl
     detail::check_step(name(), params, grads, extent_, lr);
 
     const bool first = steps_ == 0;
-    Coefficients c{};
+    NovogradCoefficients c{};
     c.lr = static_cast<float>(lr);
     c.beta1 = static_cast<float>(config_.beta1);
     c.m_coefficient = static_cast<float>(config_.grad_averaging ? 1.0 - config_.beta1 : 1.0);

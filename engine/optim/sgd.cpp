@@ -43,7 +43,7 @@ enum class Momentum {
     Running,  // every later step: buf = momentum * buf + (1 - dampening) * d
 };
 
-struct Coefficients {
+struct SgdCoefficients {
     float lr;
     float weight_decay;
     float momentum;
@@ -55,7 +55,7 @@ struct Coefficients {
 // formulas are those of SgdConfig's comment, in the order PyTorch evaluates them.
 template <bool kDecay, Momentum kMomentum, bool kNesterov>
 void update(float* __restrict p, const float* __restrict g, float* __restrict buf, std::size_t n,
-            Coefficients c) {
+            SgdCoefficients c) {
     const float lr = c.lr;
     const float wd = c.weight_decay;
     const float mom = c.momentum;
@@ -89,7 +89,7 @@ void update(float* __restrict p, const float* __restrict g, float* __restrict bu
 }
 
 using UpdateFn = void (*)(float* __restrict, const float* __restrict, float* __restrict,
-                          std::size_t, Coefficients);
+                          std::size_t, SgdCoefficients);
 
 template <bool kDecay>
 UpdateFn pick_update(Momentum momentum, bool nesterov) {
@@ -173,7 +173,7 @@ void Sgd::step(std::span<float> params, std::span<const float> grads, double lr)
                                                     : Momentum::Running;
     // Coefficients rounded to float once, as PyTorch passes Python floats to float32 kernels;
     // 1 - dampening is formed in double first, as PyTorch's alpha=1 - dampening is.
-    Coefficients c{};
+    SgdCoefficients c{};
     c.lr = static_cast<float>(lr);
     c.momentum = static_cast<float>(config_.momentum);
     c.one_minus_dampening = static_cast<float>(1.0 - config_.dampening);
