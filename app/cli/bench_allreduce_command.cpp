@@ -22,9 +22,9 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli bench allreduce --help";
+constexpr const char* bench_allreduce_help_command = "scalelab-cli bench allreduce --help";
 
-void print_table_header() {
+void print_allreduce_table_header() {
     fmt::print("{:>8} {:>12} {:>10} {:>11} {:>11}\n", "devices", "bytes", "time ms", "algbw GB/s",
                "busbw GB/s");
 }
@@ -77,8 +77,8 @@ std::vector<std::vector<std::size_t>> size_batches(const BenchAllReduceOptions& 
 int run_bench_allreduce_command(const std::vector<std::string>& args) {
     const ParsedBenchAllReduceOptions parsed = parse_bench_allreduce_options(args);
     const BenchAllReduceOptions& options = parsed.options;
-    if (const auto done =
-            start_bench(options, parsed.problems, bench_allreduce_help(), help_command))
+    if (const auto done = start_bench(options, parsed.problems, bench_allreduce_help(),
+                                      bench_allreduce_help_command))
         return *done;
 
     const bool on_gpus = options.backend == AllReduceBackend::Cuda;
@@ -86,12 +86,12 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
     if (on_gpus) {
         GpuSelection selection = select_gpus(options);
         if (!selection.problems.empty())
-            return report_problems(selection.problems, help_command);
+            return report_problems(selection.problems, bench_allreduce_help_command);
         gpus = std::move(selection.indices);
     }
 
     if (!options.json)
-        print_table_header();
+        print_allreduce_table_header();
     for (const std::vector<std::size_t>& sizes : size_batches(options)) {
         spdlog::debug("measuring all-reduce of {} sizes from {} bytes on {} {}", sizes.size(),
                       sizes.front(), on_gpus ? gpus.size() : std::size_t(options.devices),
@@ -103,7 +103,7 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
                                    : comm::run_allreduce_benchmark(options.devices, sizes,
                                                                    options.iterations);
                 },
-                help_command))
+                bench_allreduce_help_command))
             return *failed;
         for (const comm::AllReduceRow& row : rows) {
             if (options.json)

@@ -66,7 +66,7 @@ std::string read_backend(const GivenFlag& given, AllReduceBackend& out) {
     return {};
 }
 
-std::string apply(const GivenFlag& given, BenchAllReduceOptions& options) {
+std::string apply_allreduce_flag(const GivenFlag& given, BenchAllReduceOptions& options) {
     if (given.name == "backend")
         return read_backend(given, options.backend);
     if (given.name == "devices") {
@@ -119,7 +119,7 @@ ParsedBenchAllReduceOptions parse_bench_allreduce_options(const std::vector<std:
     ParsedBenchAllReduceOptions parsed;
     parsed.problems = parse_bench_flags(
         args, bench_allreduce_flags(), parsed.options,
-        [&parsed](const GivenFlag& given) { return apply(given, parsed.options); });
+        [&parsed](const GivenFlag& given) { return apply_allreduce_flag(given, parsed.options); });
     // Flags that only make sense together, checked once every flag is read (in any order).
     const BenchAllReduceOptions& options = parsed.options;
     if (!options.gpus.empty() && options.backend == AllReduceBackend::Cpu)

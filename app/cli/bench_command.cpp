@@ -23,7 +23,7 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli bench train --help";
+constexpr const char* bench_train_help_command = "scalelab-cli bench train --help";
 
 constexpr const char* bench_usage =
     "Usage:\n"
@@ -44,7 +44,7 @@ std::string model_label(const ThroughputConfig& config) {
     return config.model == "wrn" ? fmt::format("wrn-{}", config.width) : config.model;
 }
 
-void print_table_header() {
+void print_bench_table_header() {
     fmt::print("{:<10} {:>6} {:>8} {:>8} {:>12} {:>21} {:>9}\n", "model", "batch", "threads",
                "devices", "images/s", "(min-max)", "GFLOP/s");
 }
@@ -80,7 +80,8 @@ void print_json_row(const ThroughputConfig& config, const ThroughputResult& resu
 int bench_train(const std::vector<std::string>& args) {
     const ParsedBenchTrainOptions parsed = parse_bench_train_options(args);
     const BenchTrainOptions& options = parsed.options;
-    if (const auto done = start_bench(options, parsed.problems, bench_help(), help_command))
+    if (const auto done =
+            start_bench(options, parsed.problems, bench_help(), bench_train_help_command))
         return *done;
 
     // With GPUs, the first N for each device count N: checked once, for the largest, before
@@ -90,11 +91,11 @@ int bench_train(const std::vector<std::string>& args) {
         GpuSelection selection = select_first_gpus(
             *std::max_element(options.devices.begin(), options.devices.end()), discover_devices());
         if (!selection.problems.empty())
-            return report_problems(selection.problems, help_command);
+            return report_problems(selection.problems, bench_train_help_command);
         gpus = std::move(selection.indices);
     }
     if (!options.json)
-        print_table_header();
+        print_bench_table_header();
     for (const std::string& model : options.models) {
         for (int batch : options.batches) {
             for (int threads : options.threads) {
@@ -109,8 +110,9 @@ int bench_train(const std::vector<std::string>& args) {
                     spdlog::debug("measuring {} at batch {} on {} devices of {} threads", model,
                                   batch, devices, threads);
                     ThroughputResult result;
-                    if (const auto failed = measure_or_report(
-                            [&] { result = measure_training_throughput(config); }, help_command))
+                    if (const auto failed =
+                            measure_or_report([&] { result = measure_training_throughput(config); },
+                                              bench_train_help_command))
                         return *failed;
                     if (options.json)
                         print_json_row(config, result);

@@ -42,7 +42,7 @@ const std::vector<Flag>& bench_flags() {
     return flags;
 }
 
-std::string apply(const GivenFlag& given, BenchTrainOptions& options) {
+std::string apply_bench_flag(const GivenFlag& given, BenchTrainOptions& options) {
     ThroughputConfig& base = options.base;
     if (given.name == "model") {
         options.models = split_list(given.value);
@@ -90,7 +90,7 @@ std::string apply(const GivenFlag& given, BenchTrainOptions& options) {
 }  // namespace
 
 ParsedBenchTrainOptions parse_bench_train_options(const std::vector<std::string>& args) {
-    return parse_bench_options<ParsedBenchTrainOptions>(args, bench_flags(), apply);
+    return parse_bench_options<ParsedBenchTrainOptions>(args, bench_flags(), apply_bench_flag);
 }
 
 std::string bench_help() {

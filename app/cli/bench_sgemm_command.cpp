@@ -15,9 +15,9 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli bench sgemm --help";
+constexpr const char* bench_sgemm_help_command = "scalelab-cli bench sgemm --help";
 
-void print_table_header() {
+void print_sgemm_table_header() {
     fmt::print("{:>8} {:>6} {:>16} {:>13}\n", "threads", "size", "GFLOP/s median", "GFLOP/s max");
 }
 
@@ -41,16 +41,18 @@ void print_json_row(const cpu::SgemmPeak& peak) {
 int run_bench_sgemm_command(const std::vector<std::string>& args) {
     const ParsedBenchSgemmOptions parsed = parse_bench_sgemm_options(args);
     const BenchSgemmOptions& options = parsed.options;
-    if (const auto done = start_bench(options, parsed.problems, bench_sgemm_help(), help_command))
+    if (const auto done =
+            start_bench(options, parsed.problems, bench_sgemm_help(), bench_sgemm_help_command))
         return *done;
 
     if (!options.json)
-        print_table_header();
+        print_sgemm_table_header();
     for (int threads : options.threads) {
         spdlog::debug("measuring sgemm of size {} on {} threads", options.size, threads);
         cpu::SgemmPeak peak;
-        if (const auto failed = measure_or_report(
-                [&] { peak = cpu::measure_sgemm_peak(threads, options.size); }, help_command))
+        if (const auto failed =
+                measure_or_report([&] { peak = cpu::measure_sgemm_peak(threads, options.size); },
+                                  bench_sgemm_help_command))
             return *failed;
         if (options.json)
             print_json_row(peak);

@@ -24,7 +24,7 @@ const std::vector<Flag>& bench_sgemm_flags() {
     return flags;
 }
 
-std::string apply(const GivenFlag& given, BenchSgemmOptions& options) {
+std::string apply_sgemm_flag(const GivenFlag& given, BenchSgemmOptions& options) {
     if (given.name == "threads")
         return read_positive_list(given, options.threads);
     if (given.name == "size")
@@ -35,7 +35,8 @@ std::string apply(const GivenFlag& given, BenchSgemmOptions& options) {
 }  // namespace
 
 ParsedBenchSgemmOptions parse_bench_sgemm_options(const std::vector<std::string>& args) {
-    return parse_bench_options<ParsedBenchSgemmOptions>(args, bench_sgemm_flags(), apply);
+    return parse_bench_options<ParsedBenchSgemmOptions>(args, bench_sgemm_flags(),
+                                                        apply_sgemm_flag);
 }
 
 std::string bench_sgemm_help() {

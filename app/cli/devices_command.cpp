@@ -14,7 +14,7 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli devices --help";
+constexpr const char* devices_help_command = "scalelab-cli devices --help";
 
 const std::vector<Flag>& devices_flags() {
     static const std::vector<Flag> flags{{"help", "", "show this help", "Flags"}};
@@ -55,7 +55,7 @@ int run_devices_command(const std::vector<std::string>& args) {
         return exit_ok;
     }
     if (!parsed.problems.empty())
-        return report_problems(parsed.problems, help_command);
+        return report_problems(parsed.problems, devices_help_command);
 
     const DeviceInventory inventory = discover_devices();
     for (const GpuDescription& gpu : inventory.gpus)

@@ -27,7 +27,7 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli lesson --help";
+constexpr const char* lesson_help_command = "scalelab-cli lesson --help";
 
 std::string text(const QString& s) {
     return s.toStdString();
@@ -65,7 +65,7 @@ std::string optional_text(const std::optional<double>& value, int decimals) {
 
 int report_store_error(const StoreError& error) {
     report_problems({std::string(error.what()) + " (check --store, or run with --no-store)"},
-                    help_command);
+                    lesson_help_command);
     return exit_code_for(error);
 }
 
@@ -191,7 +191,7 @@ int run_lesson_command(const std::vector<std::string>& args) {
         return exit_ok;
     }
     if (!parsed.problems.empty())
-        return report_problems(parsed.problems, help_command);
+        return report_problems(parsed.problems, lesson_help_command);
     setup_logging(options.log_level);
     const DeviceInventory devices = discover_devices();
     if (options.action == LessonAction::List)
@@ -199,7 +199,7 @@ int run_lesson_command(const std::vector<std::string>& args) {
     const LessonEntry entry =
         find_lesson(QString::fromStdString(options.lesson), devices, options.size);
     if (!entry.lesson)
-        return report_problems(lines_of(entry.error), help_command);
+        return report_problems(lines_of(entry.error), lesson_help_command);
     return run_command(options, *entry.lesson);
 }
 

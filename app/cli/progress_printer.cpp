@@ -15,7 +15,7 @@ namespace {
 constexpr auto redraw_interval = std::chrono::milliseconds(100);
 constexpr int bar_width = 20;
 
-std::string duration_text(double seconds) {
+std::string clock_text(double seconds) {
     const long total = std::lround(std::max(0.0, seconds));
     if (total >= 3600)
         return fmt::format("{}:{:02}:{:02}", total / 3600, total / 60 % 60, total % 60);
@@ -112,7 +112,7 @@ void ProgressPrinter::draw_bar(const StepMetrics& m, Clock::time_point now) {
             std::chrono::duration<double>(now - epoch_start_).count() / (m.step_in_epoch - 1);
         const double steps_left =
             double(steps - m.step_in_epoch) + double(epochs_ - m.epoch) * steps;
-        line += "  ETA " + duration_text(seconds_per_step * steps_left);
+        line += "  ETA " + clock_text(seconds_per_step * steps_left);
     }
     fmt::print(out_, "\r{}\033[K", line);
     std::fflush(out_);

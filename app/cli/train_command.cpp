@@ -32,7 +32,7 @@ namespace scalelab::cli {
 
 namespace {
 
-constexpr const char* help_command = "scalelab-cli train --help";
+constexpr const char* train_help_command = "scalelab-cli train --help";
 
 int exit_code_for(RunStatus status) {
     switch (status) {
@@ -62,7 +62,7 @@ void print_run_header(const RunSpec& spec, const data::TrainTest& data) {
 
 int report_store_error(const StoreError& error) {
     report_problems({std::string(error.what()) + " (check --store, or train with --no-store)"},
-                    help_command);
+                    train_help_command);
     return cli::exit_code_for(error);
 }
 
@@ -96,7 +96,7 @@ int run_train_command(const std::vector<std::string>& args) {
     for (const std::string& problem : options.spec.validate())
         parsed.problems.push_back(problem);
     if (!parsed.problems.empty())
-        return report_problems(parsed.problems, help_command);
+        return report_problems(parsed.problems, train_help_command);
     const RunSpec& spec = options.spec;
 
     // Opened before the data loads, so that a wrong path is reported before minutes of work.
@@ -106,7 +106,7 @@ int run_train_command(const std::vector<std::string>& args) {
             metrics_file.emplace(options.metrics_out);
         } catch (const std::runtime_error& error) {
             return report_problems({std::string(error.what()) + " (check --metrics-out)"},
-                                   help_command);
+                                   train_help_command);
         }
     }
 
@@ -128,7 +128,7 @@ int run_train_command(const std::vector<std::string>& args) {
             "loaded {} in {:.2f} s", spec.dataset,
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     } catch (const Error& error) {
-        return report_error(error, help_command);
+        return report_error(error, train_help_command);
     }
 
     ProgressPrinter printer(stdout, spec, isatty(fileno(stdout)) == 1);
@@ -168,7 +168,7 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
         // The store keeps what happened to the run it listed: it failed before its first step.
         if (store)
             record_failure(*store, run_id, error.what());
-        return {report_error(error, help_command), run_id};
+        return {report_error(error, train_help_command), run_id};
     }
     if (guard)
         guard->guard(*trainer);
