@@ -119,10 +119,11 @@ void fill_input(std::vector<float>& buffer, int rank) {
 
 // Floats: all_reduce reduces its slices in chunks of 4096, so at every group size each rank's
 // slice spans several chunks (the last one partial where the group size does not divide it).
-// Under ThreadSanitizer, where every access costs tens of times more (all_gather of 2^20 floats
-// on 8 ranks: 20 s), 2^16 still gives each of 8 ranks two chunks; the synchronisation it checks
-// does not depend on the size.
-const std::size_t large = std::size_t{1} << (scalelab::testing::thread_sanitizer ? 16 : 20);
+// Under a sanitizer, where every access costs more (all_gather of 2^20 floats on 8 ranks: 20 s
+// under TSan; ASan also checks this test's own code at -O0), 2^16 still gives each of 8 ranks
+// two chunks; the synchronisation and the bounds checked do not depend on the size.
+const std::size_t large = std::size_t{1}
+                          << (scalelab::testing::address_or_thread_sanitizer ? 16 : 20);
 
 // A device that writes `values` into `data` only once its fence is waited for: an all-reduce
 // that started before the wait would reduce the zeros it started with.
