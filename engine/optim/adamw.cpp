@@ -82,8 +82,7 @@ void AdamW::step(std::span<float> params, std::span<const float> grads, double l
         if (segment.size == 0) {
             continue;
         }
-        const bool decays = config_.decay_norm_and_bias || !is_norm_or_bias(segment.role);
-        const double wd = decays ? config_.weight_decay : 0.0;
+        const double wd = weight_decay_of(config_, segment);
         c.decay_factor = static_cast<float>(1.0 - lr * wd);
         // wd == 0 skips the multiply, as PyTorch does; the result would be the same (w * 1).
         const auto fn = wd != 0 ? &update<true> : &update<false>;

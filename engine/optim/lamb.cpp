@@ -144,8 +144,7 @@ void Lamb::step(std::span<float> params, std::span<const float> grads, double lr
         if (segment.size == 0) {
             continue;
         }
-        const bool excluded = is_norm_or_bias(segment.role);
-        const double wd = (config_.decay_norm_and_bias || !excluded) ? config_.weight_decay : 0.0;
+        const double wd = weight_decay_of(config_, segment);
         c.weight_decay = static_cast<float>(wd);
         // wd == 0 takes the kernels without the decay term: 0 * w is not always 0.
         const bool decay = wd != 0;
@@ -154,7 +153,7 @@ void Lamb::step(std::span<float> params, std::span<const float> grads, double lr
         float* ms = m_.data() + segment.offset;
         float* vs = v_.data() + segment.offset;
         const std::size_t n = segment.size;
-        const bool adapt = config_.adapt_norm_and_bias || !excluded;
+        const bool adapt = is_adapted(config_, segment);
 
         double trust = 1.0;
         if (adapt) {

@@ -119,10 +119,9 @@ void Lars::step(std::span<float> params, std::span<const float> grads, double lr
         if (segment.size == 0) {
             continue;
         }
-        const bool excluded = is_norm_or_bias(segment.role);
-        const double wd = (config_.decay_norm_and_bias || !excluded) ? config_.weight_decay : 0.0;
+        const double wd = weight_decay_of(config_, segment);
         double local = 1.0;
-        if (config_.adapt_norm_and_bias || !excluded) {
+        if (is_adapted(config_, segment)) {
             float* w = p + segment.offset;
             const double w_norm = detail::l2_norm(w, segment.size);
             const double g_norm = detail::l2_norm(g + segment.offset, segment.size);

@@ -86,7 +86,7 @@ NovoGrad::NovoGrad(std::vector<ParamSegment> segments, NovoGradConfig config)
     v_float_offset_.assign(segments_.size(), 0);
     std::size_t floats = 0;
     for (std::size_t s = 0; s < segments_.size(); ++s) {
-        if (!config_.adapt_norm_and_bias && is_norm_or_bias(segments_[s].role)) {
+        if (!is_adapted(config_, segments_[s])) {
             v_float_offset_[s] = floats;
             floats += segments_[s].size;
         }
@@ -113,8 +113,7 @@ void NovoGrad::step(std::span<float> params, std::span<const float> grads, doubl
         if (segment.size == 0) {
             continue;
         }
-        const bool excluded = is_norm_or_bias(segment.role);
-        const double wd = (config_.decay_norm_and_bias || !excluded) ? config_.weight_decay : 0.0;
+        const double wd = weight_decay_of(config_, segment);
         c.weight_decay = static_cast<float>(wd);
         // wd == 0 takes the kernels without the decay term: 0 * w is not always 0.
         const bool decay = wd != 0;
@@ -123,7 +122,7 @@ void NovoGrad::step(std::span<float> params, std::span<const float> grads, doubl
         float* ms = m_.data() + segment.offset;
         const std::size_t n = segment.size;
 
-        if (config_.adapt_norm_and_bias || !excluded) {
+        if (is_adapted(config_, segment)) {
             const double g2 = detail::squared_norm(gs, n);
             double& v = v_tensor_[s];
             v = first ? g2 : config_.beta2 * v + (1.0 - config_.beta2) * g2;

@@ -31,4 +31,18 @@ constexpr bool is_norm_or_bias(ParamRole role) {
     return role == ParamRole::Bias || role == ParamRole::NormScale || role == ParamRole::NormShift;
 }
 
+// The weight decay an optimiser's config gives a segment: config.weight_decay, or 0 for a bias
+// or batch-norm scale/shift when config.decay_norm_and_bias is false. Every config has both.
+template <class Config>
+double weight_decay_of(const Config& config, const ParamSegment& segment) {
+    return config.decay_norm_and_bias || !is_norm_or_bias(segment.role) ? config.weight_decay : 0.0;
+}
+
+// Whether a layer-wise optimiser's config (LARS, LAMB, NovoGrad) adapts a segment by its norms:
+// every weight, and biases and batch-norm scales/shifts when config.adapt_norm_and_bias is true.
+template <class Config>
+bool is_adapted(const Config& config, const ParamSegment& segment) {
+    return config.adapt_norm_and_bias || !is_norm_or_bias(segment.role);
+}
+
 }  // namespace scalelab::optim

@@ -134,8 +134,7 @@ Sgd::Sgd(std::vector<ParamSegment> segments, SgdConfig config)
             throw Error(ErrorKind::Internal, "parameter segments " + previous->name + " and " +
                                                  segment->name + " overlap");
         }
-        const bool decays = config_.decay_norm_and_bias || !is_norm_or_bias(segment->role);
-        const float wd = decays ? static_cast<float>(config_.weight_decay) : 0.0f;
+        const auto wd = static_cast<float>(weight_decay_of(config_, *segment));
         if (!runs_.empty() && runs_.back().offset + runs_.back().size == segment->offset &&
             runs_.back().weight_decay == wd) {
             runs_.back().size += segment->size;

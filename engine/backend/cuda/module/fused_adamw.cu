@@ -1,134 +1,19 @@
-// optim::AdamW on the GPU: one elementwise pass over every segment's chunks.
+// optim::AdamW on the GPU: FusedAdamW's passes as kernels.
 
-#include <cmath>
-#include <cstdint>
 #include <memory>
-#include <span>
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/module/fused_adamw.h"
 #include "backend/cuda/module/fused_optimizer_kinds.h"
 #include "backend/cuda/module/segment_norms.cuh"
-#include "optim/tensor_norms.h"
 
 namespace scalelab::cuda {
 
-namespace {
-
-// What AdamW's per-tensor decay is in this step.
-struct AdamWDecay {
-    bool decays;         // the segment's wd != 0
-    float decay_factor;  // float(1 - lr * wd), formed in double as AdamW (PyTorch) does
-};
-
-// AdamW's formulas per float, in its order and roundings:
-//   w = w * (1 - lr * wd)
-//   m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
-//   p = w - lr * ((m * inv_bias1) / (sqrt(v * inv_bias2) + eps))
-struct AdamWUpdate {
-    float* p;
-    const float* g;
-    float* m;
-    float* v;
-    const double* weight_decay;  // per segment, 0 where decay does not apply
-    double lr_double;            // for 1 - lr * wd in double
-    float lr;
-    float beta1;
-    float one_minus_beta1;
-    float beta2;
-    float one_minus_beta2;
-    float inv_bias1;  // 1 / (1 - beta1^t)
-    float inv_bias2;  // 1 / (1 - beta2^t)
-    float eps;
-
-    __device__ AdamWDecay segment(std::uint32_t s) const {
-        const double wd = weight_decay[s];
-        return AdamWDecay{wd != 0.0, static_cast<float>(ieee::sub(1.0, ieee::mul(lr_double, wd)))};
-    }
-
-    __device__ void operator()(AdamWDecay decay, std::uint64_t i) const {
-        float w = p[i];
-        // wd == 0 skips the multiply, as AdamW does (the result would be w * 1 anyway).
-        if (decay.decays) {
-            w = ieee::mul(w, decay.decay_factor);
-        }
-        const float gi = g[i];
-        const float mi = ieee::add(ieee::mul(beta1, m[i]), ieee::mul(one_minus_beta1, gi));
-        const float vi =
-            ieee::add(ieee::mul(beta2, v[i]), ieee::mul(ieee::mul(one_minus_beta2, gi), gi));
-        m[i] = mi;
-        v[i] = vi;
-        const float denominator = ieee::add(ieee::sqrt(ieee::mul(vi, inv_bias2)), eps);
-        p[i] = ieee::sub(w, ieee::mul(lr, ieee::div(ieee::mul(mi, inv_bias1), denominator)));
-    }
-};
-
-class FusedAdamW final : public optim::Optimizer {
-  public:
-    FusedAdamW(std::vector<optim::ParamSegment> segments, const optim::AdamWConfig& config,
-               cudaStream_t stream)
-        : config_(config),
-          segments_(std::move(segments)),
-          extent_(optim::detail::check_segments(segments_)),
-          chunks_(chunk_segments(segments_), 0, stream),
-          weight_decay_(segment_weight_decay(), stream),
-          m_(extent_, stream),
-          v_(extent_, stream) {}
-
-    std::string_view name() const override { return "adamw"; }
-
-    void step(std::span<float> params, std::span<const float> grads, double lr) override {
-        optim::detail::check_step(name(), params, grads, extent_, lr);
-        // Bias correction for step t = steps_ + 1, formed in double and rounded once, as AdamW.
-        const double t = static_cast<double>(steps_ + 1);
-        AdamWUpdate update{};
-        update.p = params.data();
-        update.g = grads.data();
-        update.m = m_.data();
-        update.v = v_.data();
-        update.weight_decay = weight_decay_.data();
-        update.lr_double = lr;
-        update.lr = static_cast<float>(lr);
-        update.beta1 = static_cast<float>(config_.beta1);
-        update.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);
-        update.beta2 = static_cast<float>(config_.beta2);
-        update.one_minus_beta2 = static_cast<float>(1.0 - config_.beta2);
-        update.inv_bias1 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta1, t)));
-        update.inv_bias2 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta2, t)));
-        update.eps = static_cast<float>(config_.eps);
-        chunks_.update(update, "fused AdamW update");
-        ++steps_;
-    }
-
-  private:
-    // Each segment's weight decay in double, 0 where it does not apply (AdamW's wd).
-    std::vector<double> segment_weight_decay() const {
-        std::vector<double> wd;
-        wd.reserve(segments_.size());
-        for (const optim::ParamSegment& segment : segments_) {
-            const bool decays =
-                config_.decay_norm_and_bias || !optim::is_norm_or_bias(segment.role);
-            wd.push_back(decays ? config_.weight_decay : 0.0);
-        }
-        return wd;
-    }
-
-    optim::AdamWConfig config_;
-    std::vector<optim::ParamSegment> segments_;
-    std::size_t extent_;
-    ChunkedSegments chunks_;
-    DeviceArray<double> weight_decay_;
-    DeviceArray<float> m_;
-    DeviceArray<float> v_;
-    std::int64_t steps_ = 0;
-};
-
-}  // namespace
-
-std::unique_ptr<optim::Optimizer> make_fused_adamw(std::vector<optim::ParamSegment> segments,
-                                                   const optim::AdamWConfig& config,
-                                                   cudaStream_t stream) {
-    return std::make_unique<FusedAdamW>(std::move(segments), config, stream);
+std::unique_ptr<optim::Optimizer> make_fused(std::vector<optim::ParamSegment> segments,
+                                             const optim::AdamWConfig& config,
+                                             cudaStream_t stream) {
+    return std::make_unique<FusedAdamW<GpuPasses>>(std::move(segments), config, stream);
 }
 
 }  // namespace scalelab::cuda

@@ -1,8 +1,8 @@
 #pragma once
 
-// What the fused optimisers share on the GPU: float arithmetic rounded like the CPU
-// optimisers', the pass that updates every chunk of the flat buffers, and the deterministic
-// per-segment sums (norms) that LARS, LAMB and NovoGrad need before their update.
+// How the fused optimisers (fused_*.h) run on the GPU: the pass that updates every chunk of the
+// flat buffers, and the deterministic per-segment sums (norms) that LARS, LAMB and NovoGrad need
+// before their update, as kernels; their arrays in GPU memory (GpuPasses).
 
 #include <cuda_runtime.h>
 
@@ -17,50 +17,6 @@
 #include "backend/cuda/module/optimizer_device_array.h"
 
 namespace scalelab::cuda {
-
-// Every operation rounded on its own, never contracted: nvcc would fuse a * b + c into one FMA
-// (one rounding), while the CPU optimisers (x86-64 without FMA) round the product and the sum
-// apart. With these the GPU gives the CPU's bits for the same formula in the same order. The
-// _rn division and square root are IEEE's, whatever -prec-div/-prec-sqrt say.
-namespace ieee {
-
-__device__ inline float add(float a, float b) {
-    return __fadd_rn(a, b);
-}
-__device__ inline float sub(float a, float b) {
-    return __fsub_rn(a, b);
-}
-__device__ inline float mul(float a, float b) {
-    return __fmul_rn(a, b);
-}
-__device__ inline float div(float a, float b) {
-    return __fdiv_rn(a, b);
-}
-__device__ inline float sqrt(float a) {
-    return __fsqrt_rn(a);
-}
-__device__ inline double add(double a, double b) {
-    return __dadd_rn(a, b);
-}
-__device__ inline double sub(double a, double b) {
-    return __dsub_rn(a, b);
-}
-__device__ inline double mul(double a, double b) {
-    return __dmul_rn(a, b);
-}
-__device__ inline double div(double a, double b) {
-    return __ddiv_rn(a, b);
-}
-__device__ inline double sqrt(double a) {
-    return __dsqrt_rn(a);
-}
-
-}  // namespace ieee
-
-// The CPU's detail::safe_ratio: numerator / denominator, or 1 when either is 0.
-__device__ inline double safe_ratio(double numerator, double denominator) {
-    return (numerator > 0 && denominator > 0) ? ieee::div(numerator, denominator) : 1.0;
-}
 
 // The grid of a kernel over `count` chunks, one block each (grid-stride past the limit).
 inline unsigned int chunk_grid(std::uint64_t count) {
@@ -176,6 +132,15 @@ class ChunkedSegments {
     DeviceArray<SegmentChunks> segments_;
     DeviceArray<double> partials_;
     int sums_per_chunk_;
+};
+
+// The fused optimisers' passes and arrays on the GPU of the current device, in the order of the
+// stream they are made with (see fused_optimizer_passes.h).
+struct GpuPasses {
+    using Context = cudaStream_t;
+    template <class T>
+    using Array = DeviceArray<T>;
+    using Segments = ChunkedSegments;
 };
 
 }  // namespace scalelab::cuda
