@@ -3,6 +3,7 @@
 #include <cmath>
 #include <utility>
 
+#include "optim/adam_moments.h"
 #include "optim/tensor_norms.h"
 
 namespace scalelab::optim {
@@ -16,16 +17,9 @@ void check_config(const AdamWConfig& config) {
     detail::require_weight_decay(config.weight_decay);
 }
 
-struct AdamWCoefficients {
+struct AdamWCoefficients : AdamMoments {
     float lr;
     float decay_factor;  // 1 - lr * wd, formed in double as PyTorch's p.mul_(1 - lr * wd)
-    float beta1;
-    float one_minus_beta1;
-    float beta2;
-    float one_minus_beta2;
-    float inv_bias1;  // 1 / (1 - beta1^t)
-    float inv_bias2;  // 1 / (1 - beta2^t)
-    float eps;
 };
 
 // One tensor, the formulas of AdamW's comment, in one vectorised pass.
@@ -64,17 +58,8 @@ AdamW::AdamW(std::vector<ParamSegment> segments, AdamWConfig config)
 void AdamW::step(std::span<float> params, std::span<const float> grads, double lr) {
     detail::check_step(name(), params, grads, extent_, lr);
 
-    // Bias correction for step t = steps_ + 1 (on the first step mhat = g, vhat = g^2).
-    const double t = static_cast<double>(steps_ + 1);
-    AdamWCoefficients c{};
-    c.lr = static_cast<float>(lr);
-    c.beta1 = static_cast<float>(config_.beta1);
-    c.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);
-    c.beta2 = static_cast<float>(config_.beta2);
-    c.one_minus_beta2 = static_cast<float>(1.0 - config_.beta2);
-    c.inv_bias1 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta1, t)));
-    c.inv_bias2 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta2, t)));
-    c.eps = static_cast<float>(config_.eps);
+    AdamWCoefficients c{adam_moments(config_.beta1, config_.beta2, config_.eps, steps_ + 1),
+                        static_cast<float>(lr), 1.0f};
 
     float* p = params.data();
     const float* g = grads.data();

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "error.h"
+#include "optim/adam_moments.h"
 #include "optim/format_number.h"
 #include "optim/tensor_norms.h"
 
@@ -25,14 +26,7 @@ void check_config(const LambConfig& config) {
     }
 }
 
-struct LambCoefficients {
-    float beta1;
-    float one_minus_beta1;
-    float beta2;
-    float one_minus_beta2;
-    float inv_bias1;  // 1 / (1 - beta1^t)
-    float inv_bias2;  // 1 / (1 - beta2^t)
-    float eps;
+struct LambCoefficients : AdamMoments {
     float weight_decay;
 };
 
@@ -125,17 +119,7 @@ Lamb::Lamb(std::vector<ParamSegment> segments, LambConfig config)
 void Lamb::step(std::span<float> params, std::span<const float> grads, double lr) {
     detail::check_step(name(), params, grads, extent_, lr);
 
-    // Bias correction for step t = steps_ + 1: on the first step m = (1 - beta1) g, and
-    // dividing by 1 - beta1^1 gives back g; likewise v. Formed in double, rounded once.
-    const double t = static_cast<double>(steps_ + 1);
-    LambCoefficients c{};
-    c.beta1 = static_cast<float>(config_.beta1);
-    c.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);
-    c.beta2 = static_cast<float>(config_.beta2);
-    c.one_minus_beta2 = static_cast<float>(1.0 - config_.beta2);
-    c.inv_bias1 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta1, t)));
-    c.inv_bias2 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta2, t)));
-    c.eps = static_cast<float>(config_.eps);
+    LambCoefficients c{adam_moments(config_.beta1, config_.beta2, config_.eps, steps_ + 1), 0.0f};
 
     float* p = params.data();
     const float* g = grads.data();

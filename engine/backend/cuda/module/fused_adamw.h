@@ -2,7 +2,6 @@
 
 // optim::AdamW fused: one elementwise pass over every segment's chunks.
 
-#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -11,6 +10,7 @@
 
 #include "backend/cuda/module/fused_optimizer_passes.h"
 #include "backend/cuda/module/ieee_arithmetic.h"
+#include "optim/adam_moments.h"
 #include "optim/adamw.h"
 #include "optim/tensor_norms.h"
 
@@ -34,13 +34,7 @@ struct AdamWUpdate {
     const double* weight_decay;  // per segment, 0 where decay does not apply
     double lr_double;            // for 1 - lr * wd in double
     float lr;
-    float beta1;
-    float one_minus_beta1;
-    float beta2;
-    float one_minus_beta2;
-    float inv_bias1;  // 1 / (1 - beta1^t)
-    float inv_bias2;  // 1 / (1 - beta2^t)
-    float eps;
+    optim::AdamMoments c;
 
     SCALELAB_HOST_DEVICE AdamWDecay segment(std::uint32_t s) const {
         const double wd = weight_decay[s];
@@ -54,13 +48,13 @@ struct AdamWUpdate {
             w = ieee::mul(w, decay.decay_factor);
         }
         const float gi = g[i];
-        const float mi = ieee::add(ieee::mul(beta1, m[i]), ieee::mul(one_minus_beta1, gi));
+        const float mi = ieee::add(ieee::mul(c.beta1, m[i]), ieee::mul(c.one_minus_beta1, gi));
         const float vi =
-            ieee::add(ieee::mul(beta2, v[i]), ieee::mul(ieee::mul(one_minus_beta2, gi), gi));
+            ieee::add(ieee::mul(c.beta2, v[i]), ieee::mul(ieee::mul(c.one_minus_beta2, gi), gi));
         m[i] = mi;
         v[i] = vi;
-        const float denominator = ieee::add(ieee::sqrt(ieee::mul(vi, inv_bias2)), eps);
-        p[i] = ieee::sub(w, ieee::mul(lr, ieee::div(ieee::mul(mi, inv_bias1), denominator)));
+        const float denominator = ieee::add(ieee::sqrt(ieee::mul(vi, c.inv_bias2)), c.eps);
+        p[i] = ieee::sub(w, ieee::mul(lr, ieee::div(ieee::mul(mi, c.inv_bias1), denominator)));
     }
 };
 
@@ -81,8 +75,6 @@ class FusedAdamW final : public optim::Optimizer {
 
     void step(std::span<float> params, std::span<const float> grads, double lr) override {
         optim::detail::check_step(name(), params, grads, extent_, lr);
-        // Bias correction for step t = steps_ + 1, formed in double and rounded once, as AdamW.
-        const double t = static_cast<double>(steps_ + 1);
         AdamWUpdate update{};
         update.p = params.data();
         update.g = grads.data();
@@ -91,13 +83,7 @@ class FusedAdamW final : public optim::Optimizer {
         update.weight_decay = weight_decay_.data();
         update.lr_double = lr;
         update.lr = static_cast<float>(lr);
-        update.beta1 = static_cast<float>(config_.beta1);
-        update.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);
-        update.beta2 = static_cast<float>(config_.beta2);
-        update.one_minus_beta2 = static_cast<float>(1.0 - config_.beta2);
-        update.inv_bias1 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta1, t)));
-        update.inv_bias2 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta2, t)));
-        update.eps = static_cast<float>(config_.eps);
+        update.c = optim::adam_moments(config_.beta1, config_.beta2, config_.eps, steps_ + 1);
         chunks_.update(update, "fused AdamW update");
         ++steps_;
     }

@@ -6,7 +6,6 @@
 // adapted).
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -15,6 +14,7 @@
 
 #include "backend/cuda/module/fused_optimizer_passes.h"
 #include "backend/cuda/module/ieee_arithmetic.h"
+#include "optim/adam_moments.h"
 #include "optim/lamb.h"
 #include "optim/tensor_norms.h"
 
@@ -28,16 +28,8 @@ struct LambSegment {
     double fixed_trust;  // the trust ratio of a segment not adapted: 1, clamped
 };
 
-// Lamb's coefficients of one step, rounded to float once, and its per-float formulas.
-struct LambCoefficients {
-    float beta1;
-    float one_minus_beta1;
-    float beta2;
-    float one_minus_beta2;
-    float inv_bias1;  // 1 / (1 - beta1^t)
-    float inv_bias2;  // 1 / (1 - beta2^t)
-    float eps;
-
+// Lamb's coefficients of one step and its per-float formulas.
+struct LambCoefficients : optim::AdamMoments {
     // m = beta1 * m + (1 - beta1) * g;  v = beta2 * v + (1 - beta2) * g * g
     SCALELAB_HOST_DEVICE void update_moments(float gi, float& m, float& v) const {
         m = ieee::add(ieee::mul(beta1, m), ieee::mul(one_minus_beta1, gi));
@@ -158,16 +150,8 @@ class FusedLamb final : public optim::Optimizer {
 
     void step(std::span<float> params, std::span<const float> grads, double lr) override {
         optim::detail::check_step(name(), params, grads, extent_, lr);
-        // Bias correction for step t = steps_ + 1, formed in double and rounded once, as Lamb.
-        const double t = static_cast<double>(steps_ + 1);
-        LambCoefficients c{};
-        c.beta1 = static_cast<float>(config_.beta1);
-        c.one_minus_beta1 = static_cast<float>(1.0 - config_.beta1);
-        c.beta2 = static_cast<float>(config_.beta2);
-        c.one_minus_beta2 = static_cast<float>(1.0 - config_.beta2);
-        c.inv_bias1 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta1, t)));
-        c.inv_bias2 = static_cast<float>(1.0 / (1.0 - std::pow(config_.beta2, t)));
-        c.eps = static_cast<float>(config_.eps);
+        const LambCoefficients c{
+            optim::adam_moments(config_.beta1, config_.beta2, config_.eps, steps_ + 1)};
 
         adapted_chunks_.template sum<2>(LambNormTerms{params.data(), grads.data(), m_.data(),
                                                       v_.data(), segment_table_.data(), c},
