@@ -28,7 +28,6 @@
 #include <map>
 #include <type_traits>
 
-#include "backend/gpu_selection.h"
 #include "data/load.h"
 #include "enum_names.h"
 #include "error.h"
@@ -36,6 +35,7 @@
 #include "number_spin_box.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
+#include "train/run_gpus.h"
 #include "wheel_guard.h"
 
 namespace scalelab {
@@ -723,9 +723,7 @@ std::vector<ExperimentForm::Problem> ExperimentForm::specProblems(const RunSpec&
         add(QStringLiteral("lr"), tr("the learning rate must be above 0"));
     if (spec.device == DeviceKind::Gpu) {
         // The engine's own check of the GPUs against the machine, on the field to change.
-        const GpuSelection selection = spec.gpus.empty()
-                                           ? select_first_gpus(spec.devices, inventory_)
-                                           : select_gpus(spec.gpus, inventory_);
+        const GpuSelection selection = select_run_gpus(spec, inventory_);
         const QString field = inventory_.gpus.empty() ? QStringLiteral("device")
                               : spec.gpus.empty()     ? QStringLiteral("devices")
                                                       : QStringLiteral("gpus");

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "cli/exit_codes.h"
 #include "cli/interrupt_watcher.h"
@@ -26,6 +27,7 @@
 #include "run_recorder.h"
 #include "run_store.h"
 #include "train/dataset_request.h"
+#include "train/run_gpus.h"
 #include "train/trainer.h"
 
 namespace scalelab::cli {
@@ -95,6 +97,11 @@ int run_train_command(const std::vector<std::string>& args) {
     setup_logging(options.log_level);
     for (const std::string& problem : options.spec.validate())
         parsed.problems.push_back(problem);
+    // The GPUs before the store and the data: a run that no GPU here can take is refused at once
+    // and leaves no failed run in the store.
+    if (parsed.problems.empty() && options.spec.device == DeviceKind::Gpu)
+        for (std::string& problem : select_run_gpus(options.spec, discover_devices()).problems)
+            parsed.problems.push_back(std::move(problem));
     if (!parsed.problems.empty())
         return report_problems(parsed.problems, train_help_command);
     const RunSpec& spec = options.spec;

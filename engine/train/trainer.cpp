@@ -11,12 +11,12 @@
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_inventory.h"
-#include "backend/gpu_selection.h"
 #include "data/sampler.h"
 #include "error.h"
 #include "optim/lr_schedule.h"
 #include "train/device_group.h"
 #include "train/device_worker.h"
+#include "train/run_gpus.h"
 
 namespace scalelab {
 
@@ -64,8 +64,7 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
             std::to_string(train.width));
     if (problems.empty() && spec_.device == DeviceKind::Gpu) {
         const DeviceInventory inventory = discover_devices();
-        GpuSelection selection = spec_.gpus.empty() ? select_first_gpus(spec_.devices, inventory)
-                                                    : select_gpus(spec_.gpus, inventory);
+        GpuSelection selection = select_run_gpus(spec_, inventory);
         problems.insert(problems.end(), selection.problems.begin(), selection.problems.end());
         gpus_ = std::move(selection.indices);
     }

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "backend/device_inventory.h"
+#include "backend/gpu_selection.h"
 #include "cli_process.h"
 #include "run_store.h"
 
@@ -352,6 +353,28 @@ class TestCli : public QObject {
         const QList<QJsonObject> steps = rows_of_type(read_rows(metrics), "step");
         QCOMPARE(steps.size(), 8);
         QVERIFY(steps.back()["loss"].toDouble() < steps.front()["loss"].toDouble());
+    }
+
+    // A run no GPU here can take (GPU 99: none has it) is refused before the store and the data
+    // are touched, with the engine's own message: the data folder given does not exist and is
+    // never mentioned, and neither the store nor the metrics file is created.
+    void a_gpu_run_is_refused_before_the_store_and_data_are_touched() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.db");
+        const QString metrics = dir.filePath("m.jsonl");
+        const QString missing_data = dir.filePath("no-such-folder");
+        const CliResult r =
+            run_cli({"train", "--dataset", "fashion-mnist", "--data", missing_data, "--device",
+                     "gpu", "--gpus", "99", "--store", store, "--metrics-out", metrics});
+        QVERIFY_EXIT(r, 2);
+        const scalelab::GpuSelection expected =
+            scalelab::select_gpus({99}, scalelab::discover_devices());
+        QCOMPARE(expected.problems.size(), std::size_t{1});
+        QVERIFY2(r.err.contains(QString::fromStdString(expected.problems.front())),
+                 qPrintable(r.err));
+        QVERIFY2(!r.err.contains(missing_data), qPrintable(r.err));
+        QVERIFY(!QFile::exists(store));
+        QVERIFY(!QFile::exists(metrics));
     }
 
     void bench_allreduce_on_gpus_measures_or_says_why_not() {
