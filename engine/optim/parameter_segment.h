@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace scalelab::optim {
 
@@ -36,6 +37,17 @@ constexpr bool is_norm_or_bias(ParamRole role) {
 template <class Config>
 double weight_decay_of(const Config& config, const ParamSegment& segment) {
     return config.decay_norm_and_bias || !is_norm_or_bias(segment.role) ? config.weight_decay : 0.0;
+}
+
+// weight_decay_of for each segment, rounded to T (float where the optimiser multiplies in float),
+// in the segments' order.
+template <class T, class Config>
+std::vector<T> weight_decays_of(const Config& config, const std::vector<ParamSegment>& segments) {
+    std::vector<T> decays;
+    decays.reserve(segments.size());
+    for (const ParamSegment& segment : segments)
+        decays.push_back(static_cast<T>(weight_decay_of(config, segment)));
+    return decays;
 }
 
 // Whether a layer-wise optimiser's config (LARS, LAMB, NovoGrad) adapts a segment by its norms:

@@ -67,7 +67,7 @@ class FusedAdamW final : public optim::Optimizer {
           segments_(std::move(segments)),
           extent_(optim::detail::check_segments(segments_)),
           chunks_(chunk_segments(segments_), 0, context),
-          weight_decay_(segment_weight_decay(), context),
+          weight_decay_(optim::weight_decays_of<double>(config_, segments_), context),
           m_(extent_, context),
           v_(extent_, context) {}
 
@@ -89,21 +89,11 @@ class FusedAdamW final : public optim::Optimizer {
     }
 
   private:
-    // Each segment's weight decay in double, 0 where it does not apply (AdamW's wd).
-    std::vector<double> segment_weight_decay() const {
-        std::vector<double> wd;
-        wd.reserve(segments_.size());
-        for (const optim::ParamSegment& segment : segments_) {
-            wd.push_back(optim::weight_decay_of(config_, segment));
-        }
-        return wd;
-    }
-
     optim::AdamWConfig config_;
     std::vector<optim::ParamSegment> segments_;
     std::size_t extent_;
     typename Passes::Segments chunks_;
-    typename Passes::template Array<double> weight_decay_;
+    typename Passes::template Array<double> weight_decay_;  // per segment
     typename Passes::template Array<float> m_;
     typename Passes::template Array<float> v_;
     std::int64_t steps_ = 0;

@@ -67,7 +67,7 @@ class FusedSgd final : public optim::Optimizer {
           segments_(std::move(segments)),
           extent_(optim::detail::check_segments(segments_)),
           chunks_(chunk_segments(segments_), 0, context),
-          weight_decay_(segment_weight_decay(), context),
+          weight_decay_(optim::weight_decays_of<float>(config_, segments_), context),
           momentum_(config_.momentum != 0 ? extent_ : 0, context) {}
 
     std::string_view name() const override { return "sgd"; }
@@ -92,22 +92,12 @@ class FusedSgd final : public optim::Optimizer {
     }
 
   private:
-    // Each segment's weight decay as Sgd rounds it: float(wd), 0 where it does not apply.
-    std::vector<float> segment_weight_decay() const {
-        std::vector<float> wd;
-        wd.reserve(segments_.size());
-        for (const optim::ParamSegment& segment : segments_) {
-            wd.push_back(static_cast<float>(optim::weight_decay_of(config_, segment)));
-        }
-        return wd;
-    }
-
     optim::SgdConfig config_;
     std::vector<optim::ParamSegment> segments_;
     std::size_t extent_;
     typename Passes::Segments chunks_;
-    typename Passes::template Array<float> weight_decay_;
-    typename Passes::template Array<float> momentum_;  // empty when momentum == 0
+    typename Passes::template Array<float> weight_decay_;  // per segment, as Sgd rounds it
+    typename Passes::template Array<float> momentum_;      // empty when momentum == 0
     std::int64_t steps_ = 0;
 };
 
