@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include "error.h"
 #include "nn/model_zoo.h"
@@ -49,8 +50,8 @@ DeviceWorker::DeviceWorker(const RunSpec& spec, Shape image, std::unique_ptr<Bac
       reducer_(replica_.backend(), comm, replica_.model().grads(),
                buckets_for(replica_.model(), spec), spec.overlap && comm.size() > 1),
       // A step's phase ends: data, forward and backward per micro-batch, then exposed_comm,
-      // wait and optimizer.
-      timeline_(replica_.backend(), 3 * std::size_t(std::max(1, spec.accumulation)) + 3) {
+      // wait, optimizer and the next step's data.
+      timeline_(replica_.backend(), 3 * std::size_t(std::max(1, spec.accumulation)) + 4) {
     if (spec.accumulation > 1)
         accumulated_ = replica_.backend().allocate(replica_.model().grads().size());
     noise_ = NoiseScaleEstimator(spec.noise_scale_beta);
@@ -74,7 +75,7 @@ void DeviceWorker::broadcast_initial_state() {
 
 GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>& next_batch,
                                       int micro_batches, int samples, double lr, std::int64_t step,
-                                      DeviceStepTimes& times) {
+                                      DeviceStepTimes& times, NextWork next) {
     // The buckets' spans count from step_start, the phases from the timeline's start: marked
     // first, so that on the CPU (where both are the host clock) no span ends after the phase
     // that waited for it.
@@ -87,7 +88,9 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     const bool per_micro_batch = comm_.size() == 1 && micro_batches > 1;
     double micro_sq_sum = 0;
     for (int i = 0; i < micro_batches; ++i) {
-        const data::Batch* batch = next_batch();
+        const data::Batch* batch = i == 0 && fetched_ahead_ != nullptr
+                                       ? std::exchange(fetched_ahead_, nullptr)
+                                       : fetch(next_batch);
         timeline_.end(&DeviceStepTimes::data);
         const StepResult r = replica_.forward(*batch, step);
         local.loss_sum += r.loss_sum;
@@ -147,11 +150,25 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
                        replica_.backend().take_squared_norm(), totals.count);
         totals.noise_scale = noise_.b_simple();
     }
+    if (next == NextWork::TrainStep) {
+        fetched_ahead_ = fetch(next_batch);
+        replica_.stage(*fetched_ahead_);
+        timeline_.end(&DeviceStepTimes::data);
+    }
     timeline_.add_to(times);
     reducer_.complete();
     const auto spans = reducer_.spans();
     times.allreduce.assign(spans.begin(), spans.end());
     return totals;
+}
+
+const data::Batch* DeviceWorker::fetch(const std::function<const data::Batch*()>& next_batch) {
+    const data::Batch* batch = next_batch();
+    if (batch == nullptr)
+        throw Error(ErrorKind::Internal,
+                    "a training step found no batch left: the caller asked for more steps or "
+                    "micro-batches than its batch source holds");
+    return batch;
 }
 
 GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local, float extra,

@@ -28,6 +28,10 @@ struct GlobalTotals {
     double accuracy() const { return count > 0 ? correct / count : 0.0; }
 };
 
+// What follows a training step on the same source of batches: another training step, or
+// something else (an evaluation, the run's end).
+enum class NextWork { TrainStep, Other };
+
 // One device of a data-parallel run: its replica, its gradient reducer and its end of the
 // communicator. Every rank's worker makes the same calls in the same order (DDP's invariant:
 // the collectives inside them then match up).
@@ -60,12 +64,18 @@ class DeviceWorker {
     //   (earlier micro-batches' gradients summed locally; the last one's all-reduced bucket by
     //   bucket as backward produces them, averaging over devices: the mean over the global batch)
     //   then the global loss; if it is finite, p <- optimiser(p, g, lr) on every replica.
+    // When a training step follows (`next`), its first batch is fetched and staged once this
+    // step's work is all given, before the step waits for the device: on a GPU its copy runs
+    // beside this step's optimiser instead of after it, with the GPU idle. That step then trains
+    // on it without fetching. Otherwise nothing is fetched ahead, so that an evaluation, which
+    // uploads its own batches, finds the batch source where the epoch left it.
     // Adds this device's time per phase to `times` (StepTimeline: on a GPU, its own time, with
-    // one wait for the GPU per step, at its end) and sets times.allreduce to this step's bucket
-    // all-reduce spans (none with one device), measured from the first data fetch.
+    // one wait for the GPU per step, at its end; a batch fetched ahead counts in the data phase
+    // of the step that fetched it) and sets times.allreduce to this step's bucket all-reduce
+    // spans (none with one device), measured from the step's start.
     GlobalTotals train_step(const std::function<const data::Batch*()>& next_batch,
                             int micro_batches, int samples, double lr, std::int64_t step,
-                            DeviceStepTimes& times);
+                            DeviceStepTimes& times, NextWork next);
 
     // This device's share (`indices`) of the validation set; sums combined over all devices.
     // Batch-norm running statistics are first averaged over the devices, so that every
@@ -80,6 +90,8 @@ class DeviceWorker {
     const GradientReducer& reducer() const { return reducer_; }
 
   private:
+    // next_batch's batch; throws Error(Internal) when it has none.
+    static const data::Batch* fetch(const std::function<const data::Batch*()>& next_batch);
     // Sums of loss, correct predictions, samples and (when given) one more value over all
     // devices, in one small all-reduce.
     GlobalTotals all_reduce_totals(const StepResult& local, float extra = 0,
@@ -93,6 +105,8 @@ class DeviceWorker {
     GradientReducer reducer_;
     StepTimeline timeline_;
     DeviceBuffer accumulated_;  // gradients of a step's earlier micro-batches (backend memory)
+    // The next step's first batch, fetched and staged by the step before; null when none was.
+    const data::Batch* fetched_ahead_ = nullptr;
     NoiseScaleEstimator noise_;
     std::vector<float> gather_in_, gather_out_;  // gather_times' buffers, reused every step
 };

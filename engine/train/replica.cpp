@@ -37,9 +37,18 @@ Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> back
       rank_(rank),
       sync_bn_(sync_bn) {}
 
-Tensor Replica::upload(const data::Batch& batch) {
+void Replica::stage(const data::Batch& batch) {
     const Shape shape{batch.size, image_.c, image_.h, image_.w};
-    return Tensor{TensorDesc{shape, nullptr}, input_->stage({batch.images.data(), shape.numel()})};
+    staged_input_ =
+        Tensor{TensorDesc{shape, nullptr}, input_->stage({batch.images.data(), shape.numel()})};
+    staged_batch_ = &batch;
+}
+
+Tensor Replica::upload(const data::Batch& batch) {
+    if (staged_batch_ != &batch)
+        stage(batch);
+    staged_batch_ = nullptr;  // the next batch's stage may take this memory
+    return staged_input_;
 }
 
 SoftmaxCrossEntropyKernel& Replica::loss_for(const Tensor& logits) {

@@ -34,7 +34,15 @@ class Replica {
     Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank = 0,
             comm::Communicator* sync_bn = nullptr);
 
-    // Training forward and loss of one (micro-)batch.
+    // Starts copying the batch's images to the backend's memory now, for the forward that
+    // trains on it next: on a GPU the copy then runs beside the work already given (see
+    // InputStage), such as the last step's optimiser. The batch must stay as it is until that
+    // forward, which the copy serves alone: a later forward of the same object (a loader refills
+    // it) copies it anew. Any other batch's upload in between (a forward or evaluate of another
+    // batch, prepare) takes the stage's memory back, and the batch is copied again when it comes.
+    void stage(const data::Batch& batch);
+    // Training forward and loss of one (micro-)batch: the one staged last if it is this one,
+    // else uploaded now.
     StepResult forward(const data::Batch& batch, std::int64_t step);
     // Gradients of loss_sum * grad_scale from the last forward, written into model().grads();
     // on_written is told as each layer's gradients are final (see nn::Context).
@@ -65,6 +73,7 @@ class Replica {
     Backend& backend() { return *backend_; }
 
   private:
+    // The batch's images in the backend's memory: where stage() put them, or copied now.
     Tensor upload(const data::Batch& batch);
     SoftmaxCrossEntropyKernel& loss_for(const Tensor& logits);
 
@@ -74,6 +83,9 @@ class Replica {
     nn::Model model_;
     std::unique_ptr<optim::Optimizer> optimizer_;
     std::unique_ptr<InputStage> input_;  // holds spec.batch samples
+    // The batch stage() copied and where it went; null once an upload used or replaced it.
+    const data::Batch* staged_batch_ = nullptr;
+    Tensor staged_input_;
     nn::KernelCache<SoftmaxCrossEntropyKernel> losses_;
     int rank_;
     comm::Communicator* sync_bn_;

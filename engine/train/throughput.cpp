@@ -105,12 +105,21 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
                 worker.broadcast_initial_state();
                 // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
                 // windows, each between two barriers so that it covers every device's steps.
+                // Each device's batches in turn; a step fetches the next step's ahead, as in a
+                // run, except the last step of all.
+                std::size_t fetched = 0;
+                const auto next_batch = [&] {
+                    return &batches[(fetched++ * std::size_t(cfg.devices) + std::size_t(rank)) %
+                                    batches.size()];
+                };
+                const std::int64_t total_steps =
+                    std::int64_t(cfg.warmup_steps) + std::int64_t(cfg.windows) * steps;
                 std::int64_t step = 0;
                 // train_step adds each part's time to `times`.
                 auto train_one = [&](DeviceStepTimes& times) {
-                    const data::Batch& batch =
-                        batches[std::size_t(step * cfg.devices + rank) % batches.size()];
-                    worker.train_step([&] { return &batch; }, 1, batch.size, spec.lr, step, times);
+                    const NextWork next =
+                        step + 1 < total_steps ? NextWork::TrainStep : NextWork::Other;
+                    worker.train_step(next_batch, 1, cfg.batch, spec.lr, step, times, next);
                     ++step;
                 };
                 DeviceStepTimes warmup, timed;

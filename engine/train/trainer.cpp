@@ -261,8 +261,10 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
             const int samples = std::min(step_samples, samples_per_epoch - s * step_samples);
             const int micro = (samples + spec_.batch - 1) / spec_.batch;
             DeviceStepTimes times = carried;
-            const GlobalTotals totals =
-                worker.train_step([&] { return loader.next(); }, micro, samples, lr, step, times);
+            const NextWork next =
+                s + 1 < info.steps_per_epoch ? NextWork::TrainStep : NextWork::Other;
+            const GlobalTotals totals = worker.train_step([&] { return loader.next(); }, micro,
+                                                          samples, lr, step, times, next);
             const double local_seconds = seconds_since(start) + carried.wait;
             const auto gather_start = Clock::now();
             const std::vector<DeviceStepTimes> all = worker.gather_times(times);

@@ -57,10 +57,11 @@ struct Replicas {
 // replica's parameters and state after the last step. `check` runs on rank 0 after each step,
 // while all ranks wait at a barrier. With `prepare`, each worker is first prepared (as a GPU
 // run's are) for the batch, a smaller training batch and evaluation batches of a size of its own.
+// With `fetch_ahead`, each step but the last fetches the next one's first batch, as a run's do.
 Replicas train_steps(
     const RunSpec& spec, int steps,
     const std::function<void(std::int64_t, std::vector<DeviceWorker*>&)>& check = {},
-    bool prepare = false) {
+    bool prepare = false, bool fetch_ahead = true) {
     const auto& data = dataset();
     const auto norm = data::channel_statistics(data.train);
     auto group = comm::ThreadGroup::create(spec.devices);
@@ -88,8 +89,10 @@ Replicas train_steps(
                 0);
             for (std::int64_t step = 1; step <= steps; ++step) {
                 DeviceStepTimes times;
+                const NextWork next =
+                    fetch_ahead && step < steps ? NextWork::TrainStep : NextWork::Other;
                 worker.train_step([&] { return loader.next(); }, spec.accumulation,
-                                  spec.batch * spec.accumulation, spec.lr, step, times);
+                                  spec.batch * spec.accumulation, spec.lr, step, times, next);
                 if (check) {
                     comm->barrier();
                     if (rank == 0)
@@ -273,6 +276,20 @@ class DataParallel : public QObject {
                         ++checked;
                     });
         QCOMPARE(checked, 6);
+    }
+
+    // A step that fetches the next step's first batch ahead (as every step of a run but an
+    // epoch's last does) leaves the batches, their order and so every result as they were.
+    void fetching_the_next_batch_ahead_changes_nothing_computed() {
+        const RunSpec spec = spec_for("resnet8", 2, 8, 2);
+        const auto ahead = train_steps(spec, 4);
+        const auto in_step = train_steps(spec, 4, {}, false, /*fetch_ahead=*/false);
+        const auto start = train_steps(spec, 0);
+        for (std::size_t rank = 0; rank < ahead.params.size(); ++rank) {
+            QCOMPARE(ahead.params[rank], in_step.params[rank]);
+            QCOMPARE(ahead.state[rank], in_step.state[rank]);
+        }
+        QVERIFY(ahead.params[0] != start.params[0]);  // the steps trained
     }
 
     void accumulation_equals_a_batch_k_times_larger_data() {

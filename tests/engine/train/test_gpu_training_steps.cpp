@@ -2,8 +2,9 @@
 // (so the same initial parameters: they depend on the seed only), batches and optimiser, and
 // after every step the loss, and after the last one every parameter and running statistic,
 // within a relative error of 1e-4 (TF32 off). This is the whole step as the trainer runs it:
-// layers, loss, backward in the reducer's order, the fused optimiser and dropout masks, where
-// the layer tests check one kernel at a time.
+// layers, loss, backward in the reducer's order, the fused optimiser and dropout masks, and
+// each next batch staged while the optimiser's work runs, where the layer tests check one kernel
+// at a time.
 //
 // The same Replica code drives both backends, so a difference here is the GPU backend's. The
 // cases are those whose steps are well conditioned: the same steps on the CPU backend with 1 and
@@ -70,13 +71,16 @@ Trajectory train(const RunSpec& spec, std::unique_ptr<Backend> backend, int step
     nn::Model& model = replica.model();
     Trajectory t;
     t.initial_params = to_host(replica.backend(), model.params().data(), model.params().size());
-    std::int64_t step = 0;
-    for (const data::Batch& batch : batches()) {
-        if (step == steps)
-            break;
-        const StepResult r = replica.forward(batch, ++step);
+    const std::vector<data::Batch> inputs = batches();
+    for (int step = 0; step < steps; ++step) {
+        const data::Batch& batch = inputs[std::size_t(step)];
+        const StepResult r = replica.forward(batch, step + 1);
         replica.backward(1.0f / float(batch.size));
         replica.update(spec.lr);
+        // The next batch is staged as a run's step stages it: after the optimiser's work is
+        // given, so that on a GPU its copy overlaps that work.
+        if (step + 1 < steps)
+            replica.stage(inputs[std::size_t(step) + 1]);
         t.losses.push_back(float(r.loss_sum));
     }
     t.params = to_host(replica.backend(), model.params().data(), model.params().size());
@@ -201,7 +205,8 @@ class GpuTrainingSteps : public QObject {
         for (const data::Batch& batch : batches()) {
             DeviceStepTimes times;
             const auto start = std::chrono::steady_clock::now();
-            worker.train_step([&] { return &batch; }, 1, batch.size, spec.lr, ++step, times);
+            worker.train_step([&] { return &batch; }, 1, batch.size, spec.lr, ++step, times,
+                              NextWork::Other);
             const double wall =
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             const double parts = times.data + times.forward + times.backward + times.exposed_comm +

@@ -150,8 +150,8 @@ class StepTimelineTest : public QObject {
 
         const data::Batch batch = batch_of(spec.batch);
         DeviceStepTimes times;
-        const GlobalTotals totals =
-            worker.train_step([&] { return &batch; }, 2, 2 * spec.batch, spec.lr, 1, times);
+        const GlobalTotals totals = worker.train_step([&] { return &batch; }, 2, 2 * spec.batch,
+                                                      spec.lr, 1, times, NextWork::Other);
         QCOMPARE(totals.count, 2.0 * spec.batch);
         QCOMPARE(clock.marks, 10);
         QCOMPARE(clock.marks_at_first_read, 10);  // read once the step was all given
@@ -162,6 +162,35 @@ class StepTimelineTest : public QObject {
         QCOMPARE(times.wait, 128.0);
         QCOMPARE(times.optimizer, 256.0);
         QVERIFY(times.allreduce.empty());  // one device reduces nothing
+    }
+
+    void a_batch_fetched_ahead_counts_in_the_data_of_the_step_that_fetched_it() {
+        // One device, one micro-batch, a step to follow: start, data, forward, backward,
+        // exposed_comm, wait, optimizer, then the next step's batch staged (data): 8 marks.
+        // The next step fetches nothing: its data part is only the time from its start to the
+        // end of that (no) fetch.
+        ScriptedClock clock = doubling_clock(16);
+        RunSpec spec;
+        spec.model = "mlp";
+        spec.batch = 4;
+        const auto comms = comm::make_thread_comms(1);
+        DeviceWorker worker(spec, Shape{1, 1, 28, 28},
+                            std::make_unique<ScriptedClockBackend>(clock), *comms[0]);
+        const std::vector<data::Batch> batches{batch_of(spec.batch), batch_of(spec.batch)};
+        int fetches = 0;
+        const auto next_batch = [&] { return &batches[std::size_t(fetches++)]; };
+        DeviceStepTimes first, second;
+        worker.train_step(next_batch, 1, spec.batch, spec.lr, 1, first, NextWork::TrainStep);
+        QCOMPARE(fetches, 2);  // its own batch and the next step's
+        QCOMPARE(clock.marks, 8);
+        QCOMPARE(clock.marks_at_first_read, 8);  // read once the next batch was staged too
+        QCOMPARE(first.data, 1.0 + 64);          // parts 0 and 6
+        QCOMPARE(first.optimizer, 32.0);
+        worker.train_step(next_batch, 1, spec.batch, spec.lr, 2, second, NextWork::Other);
+        QCOMPARE(fetches, 2);  // trained on the batch fetched ahead
+        QCOMPARE(clock.marks, 8 + 7);
+        QCOMPARE(second.data, 256.0);  // part 8: from its start (mark 8) to mark 9
+        QCOMPARE(second.forward, 512.0);
     }
 };
 

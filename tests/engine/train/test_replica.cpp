@@ -1,8 +1,12 @@
-// Replica::prepare, what lets a GPU run allocate nothing once its collectives start: after it,
-// training and evaluation at the prepared batch sizes make no kernel and allocate no memory (a
-// backend that counts both says so, and counts a size that was not prepared), and a prepared
-// replica computes exactly what an unprepared one does. On the CPU backend: what is checked is
-// the engine's side (which kernels a step asks for), the same whatever the backend.
+// A replica's two ways of getting ready ahead of its work, on the CPU backend: what is checked
+// is the engine's side (which kernels and copies a step asks for), the same whatever the backend.
+//  - Replica::prepare, what lets a GPU run allocate nothing once its collectives start: after
+//    it, training and evaluation at the prepared batch sizes make no kernel and allocate no
+//    memory (a backend that counts both says so, and counts a size that was not prepared), and a
+//    prepared replica computes exactly what an unprepared one does.
+//  - Replica::stage, what lets a GPU copy the next batch while the last step's work runs: the
+//    forward of a staged batch copies nothing more and computes what an unstaged one does, and
+//    any other upload in between takes the stage back, so that the staged batch is copied again.
 
 #include <QtTest>
 
@@ -24,6 +28,33 @@ namespace {
 
 constexpr int kBatch = 8;
 const Shape kImage{1, 1, 28, 28};
+
+// The CPU backend's input stage, counting its copies.
+class CountingInputStage final : public InputStage {
+  public:
+    CountingInputStage(std::unique_ptr<InputStage> stage, int* copies)
+        : stage_(std::move(stage)), copies_(copies) {}
+    float* stage(std::span<const float> host) override {
+        ++*copies_;
+        return stage_->stage(host);
+    }
+
+  private:
+    std::unique_ptr<InputStage> stage_;
+    int* copies_;
+};
+
+class CopyCountingBackend final : public testing::ForwardingCpuBackend {
+  public:
+    explicit CopyCountingBackend(int* copies) : copies_(copies) {}
+    std::unique_ptr<InputStage> input_stage(std::size_t floats) override {
+        return std::make_unique<CountingInputStage>(ForwardingCpuBackend::input_stage(floats),
+                                                    copies_);
+    }
+
+  private:
+    int* copies_;
+};
 
 // The CPU backend, counting what makes memory: allocate(), input_stage() and every kernel
 // factory.
@@ -128,7 +159,7 @@ void add_models() {
 
 }  // namespace
 
-class ReplicaPrepare : public QObject {
+class ReplicaTest : public QObject {
     Q_OBJECT
 
   private slots:
@@ -198,6 +229,74 @@ class ReplicaPrepare : public QObject {
         }
     }
 
+    void a_staged_batch_is_copied_once_and_trains_as_an_unstaged_one() {
+        const RunSpec spec = spec_for("resnet8");
+        int copies = 0;
+        Replica staged(spec, kImage, std::make_unique<CopyCountingBackend>(&copies));
+        Replica plain(spec, kImage, std::make_unique<cpu::CpuBackend>(1));
+        const data::Batch first = batch_of(kBatch, 1), second = batch_of(kBatch, 2);
+        staged.stage(first);
+        QCOMPARE(copies, 1);
+        const double staged_loss = staged.forward(first, 1).loss_sum;
+        QCOMPARE(copies, 1);  // the forward used the copy the stage made
+        QCOMPARE(staged_loss, plain.forward(first, 1).loss_sum);
+        // The next batch staged while the step's backward and update are still to come, as a
+        // training step does it.
+        staged.backward(1.0f / kBatch);
+        plain.backward(1.0f / kBatch);
+        staged.stage(second);
+        staged.update(spec.lr);
+        plain.update(spec.lr);
+        QCOMPARE(copies, 2);
+        QCOMPARE(staged.forward(second, 2).loss_sum, plain.forward(second, 2).loss_sum);
+        QCOMPARE(copies, 2);
+        QCOMPARE(host_copy(staged, staged.model().params()),
+                 host_copy(plain, plain.model().params()));
+    }
+
+    void a_stage_serves_one_forward() {
+        // A loader hands out each batch in the same object, refilled (BatchLoader::next): a
+        // forward of that object after the one the stage served copies its images anew. Had it
+        // used the stage's copy again, it would train on the last batch's images.
+        const RunSpec spec = spec_for("cnn");
+        int copies = 0;
+        Replica staged(spec, kImage, std::make_unique<CopyCountingBackend>(&copies));
+        Replica plain(spec, kImage, std::make_unique<cpu::CpuBackend>(1));
+        // The reference replica is given each batch in an object of its own.
+        const data::Batch first = batch_of(kBatch, 3), second = batch_of(kBatch, 4);
+        data::Batch batch = first;
+        staged.stage(batch);
+        QCOMPARE(staged.forward(batch, 1).loss_sum, plain.forward(first, 1).loss_sum);
+        batch = second;
+        staged.forward(batch, 2);
+        plain.forward(second, 2);
+        // The first layer's weight gradients are sums of input x output gradient: the images
+        // show there, where the loss of a model at its start hardly depends on them.
+        staged.backward(1.0f / kBatch);
+        plain.backward(1.0f / kBatch);
+        QCOMPARE(host_copy(staged, staged.model().grads()),
+                 host_copy(plain, plain.model().grads()));
+        QCOMPARE(copies, 2);
+    }
+
+    void another_upload_takes_the_stage_back() {
+        // Evaluation, or a forward of another batch, between a stage and its forward: the CPU
+        // backend's stage is one buffer, which they overwrite, so the staged batch is copied again.
+        const RunSpec spec = spec_for("cnn");
+        int copies = 0;
+        Replica staged(spec, kImage, std::make_unique<CopyCountingBackend>(&copies));
+        Replica plain(spec, kImage, std::make_unique<cpu::CpuBackend>(1));
+        const data::Batch batch = batch_of(kBatch, 3), other = batch_of(kBatch, 4);
+        staged.stage(batch);
+        QCOMPARE(staged.evaluate(other).loss_sum, plain.evaluate(other).loss_sum);
+        QCOMPARE(staged.forward(batch, 1).loss_sum, plain.forward(batch, 1).loss_sum);
+        QCOMPARE(copies, 3);
+        staged.stage(batch);
+        QCOMPARE(staged.forward(other, 2).loss_sum, plain.forward(other, 2).loss_sum);
+        QCOMPARE(staged.forward(batch, 3).loss_sum, plain.forward(batch, 3).loss_sum);
+        QCOMPARE(copies, 6);
+    }
+
     void batch_sizes_are_the_full_batch_and_the_rest() {
         QCOMPARE(data::batch_sizes(10, 4, false), (std::vector<int>{4, 2}));
         QCOMPARE(data::batch_sizes(8, 4, false), (std::vector<int>{4}));
@@ -207,5 +306,5 @@ class ReplicaPrepare : public QObject {
     }
 };
 
-QTEST_APPLESS_MAIN(ReplicaPrepare)
-#include "test_replica_prepare.moc"
+QTEST_APPLESS_MAIN(ReplicaTest)
+#include "test_replica.moc"
