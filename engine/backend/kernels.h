@@ -165,7 +165,14 @@ struct LossResult {
 class SoftmaxCrossEntropyKernel {
   public:
     virtual ~SoftmaxCrossEntropyKernel() = default;
-    virtual LossResult forward(const Tensor& logits, std::span<const std::int32_t> labels) = 0;
+    // Gives the backend the loss of these logits and labels (the span may change once this
+    // returns). Its numbers reach the host through result(), so that the work given after the
+    // forward, such as backward, need not wait for the host to have them.
+    virtual void forward(const Tensor& logits, std::span<const std::int32_t> labels) = 0;
+    // The last forward's loss sum and correct predictions. On a GPU it waits for those numbers
+    // only, not for the work given since. Throws Error(Internal) when no forward came since the
+    // last result().
+    virtual LossResult result() = 0;
     // d(loss_sum * grad_scale)/d logits; the trainer passes 1 / global batch as grad_scale.
     virtual Tensor backward(float grad_scale) = 0;
 };

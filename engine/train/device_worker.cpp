@@ -92,10 +92,7 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
                                        ? std::exchange(fetched_ahead_, nullptr)
                                        : fetch(next_batch);
         timeline_.end(&DeviceStepTimes::data);
-        const StepResult r = replica_.forward(*batch, step);
-        local.loss_sum += r.loss_sum;
-        local.correct += r.correct;
-        local.size += r.size;
+        replica_.forward(*batch, step);
         timeline_.end(&DeviceStepTimes::forward);
 
         const bool last = i + 1 == micro_batches;
@@ -109,6 +106,13 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
         } else {
             replica_.backward(1.0f / float(samples));
         }
+        // The loss, asked for once backward is given: on a GPU this waits for the forward's
+        // numbers while backward runs on, where asking before backward would leave the GPU idle
+        // until the host had them and gave it backward.
+        const StepResult r = replica_.result();
+        local.loss_sum += r.loss_sum;
+        local.correct += r.correct;
+        local.size += r.size;
         // grads = d(loss_sum / samples): the micro-batch's mean gradient times size / samples.
         // The last micro-batch's gradient is not on its own any more (the reducer adds the
         // earlier ones in as backward goes), so the small-batch estimate averages the others:

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "error.h"
@@ -57,13 +58,21 @@ SoftmaxCrossEntropyKernel& Replica::loss_for(const Tensor& logits) {
     });
 }
 
-StepResult Replica::forward(const data::Batch& batch, std::int64_t step) {
+void Replica::forward(const data::Batch& batch, std::int64_t step) {
     dropout_seed_ = dropout_seed(spec_.seed, step, rank_);
     const nn::Context ctx{*backend_, true, dropout_seed_, {}, sync_bn_};
     // logits = model(x); loss = sum_i CE(logits_i, y_i).
     const Tensor logits = model_.forward(upload(batch), ctx);
-    const LossResult r = loss_for(logits).forward(logits, batch.labels);
-    return StepResult{r.loss_sum, r.correct, batch.size};
+    loss_for(logits).forward(logits, batch.labels);
+    forward_size_ = batch.size;
+}
+
+StepResult Replica::result() {
+    const int size = std::exchange(forward_size_, 0);
+    if (size == 0)
+        throw Error(ErrorKind::Internal, "a replica's result was asked for before its forward");
+    const LossResult r = losses_.last().result();
+    return StepResult{r.loss_sum, r.correct, size};
 }
 
 void Replica::backward(float grad_scale, std::function<void(const float*)> on_written) {
@@ -79,7 +88,9 @@ void Replica::update(double lr) {
 StepResult Replica::evaluate(const data::Batch& batch) {
     const nn::Context ctx{*backend_, false, 0, {}, nullptr};
     const Tensor logits = model_.forward(upload(batch), ctx);
-    const LossResult r = loss_for(logits).forward(logits, batch.labels);
+    SoftmaxCrossEntropyKernel& loss = loss_for(logits);
+    loss.forward(logits, batch.labels);
+    const LossResult r = loss.result();
     return StepResult{r.loss_sum, r.correct, batch.size};
 }
 
@@ -105,6 +116,7 @@ void Replica::prepare(std::span<const int> train_sizes, std::span<const int> eva
     for (int size : std::set<int>(train_sizes.begin(), train_sizes.end())) {
         forward(batch_of(size), 0);
         backward(1.0f / float(size));
+        result();  // so that no loss is left pending
     }
     for (int size : std::set<int>(eval_sizes.begin(), eval_sizes.end()))
         evaluate(batch_of(size));

@@ -41,9 +41,13 @@ class Replica {
     // it) copies it anew. Any other batch's upload in between (a forward or evaluate of another
     // batch, prepare) takes the stage's memory back, and the batch is copied again when it comes.
     void stage(const data::Batch& batch);
-    // Training forward and loss of one (micro-)batch: the one staged last if it is this one,
-    // else uploaded now.
-    StepResult forward(const data::Batch& batch, std::int64_t step);
+    // Training forward and loss of one (micro-)batch, the one staged last if it is this one,
+    // else uploaded now, given to the backend: result() has the loss.
+    void forward(const data::Batch& batch, std::int64_t step);
+    // The last forward's loss sum, correct predictions and size. On a GPU it waits for those
+    // numbers only, not for the work given since: a step asks once its backward is given, and
+    // the GPU goes on with it. Throws Error(Internal) when no forward came since the last one.
+    StepResult result();
     // Gradients of loss_sum * grad_scale from the last forward, written into model().grads();
     // on_written is told as each layer's gradients are final (see nn::Context).
     void backward(float grad_scale, std::function<void(const float*)> on_written = {});
@@ -90,6 +94,7 @@ class Replica {
     int rank_;
     comm::Communicator* sync_bn_;
     std::uint64_t dropout_seed_ = 0;  // of the last forward, for its backward
+    int forward_size_ = 0;            // of the last forward, until its result() (0: none)
 };
 
 }  // namespace scalelab

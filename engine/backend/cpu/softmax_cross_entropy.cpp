@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "backend/cpu/cpu_kernels.h"
@@ -23,8 +25,8 @@ class CpuSoftmaxCrossEntropy final : public SoftmaxCrossEntropyKernel {
           prob_(logits.shape.numel()),
           dlogits_(logits.shape.numel()) {}
 
-    LossResult forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
-        LossResult result;
+    void forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
+        LossResult& result = result_.emplace();
         labels_.assign(labels.begin(), labels.end());
         const float off = smoothing_ / float(classes_);
         for (int i = 0; i < shape_.n; ++i) {
@@ -44,7 +46,12 @@ class CpuSoftmaxCrossEntropy final : public SoftmaxCrossEntropyKernel {
             if (int(std::max_element(z, z + classes_) - z) == label)
                 ++result.correct;
         }
-        return result;
+    }
+
+    LossResult result() override {
+        if (!result_)
+            throw Error(ErrorKind::Internal, "the loss's result was asked for before its forward");
+        return *std::exchange(result_, std::nullopt);
     }
 
     Tensor backward(float grad_scale) override {
@@ -67,6 +74,7 @@ class CpuSoftmaxCrossEntropy final : public SoftmaxCrossEntropyKernel {
     float smoothing_;
     std::vector<float> prob_, dlogits_;
     std::vector<std::int32_t> labels_;
+    std::optional<LossResult> result_;  // the last forward's, until result() hands it out
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <QtTest>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -419,12 +420,18 @@ class TestGpuOwnKernels : public QObject {
         Both bz(*cpu_, *gpu_, logits);
         auto ck = cpu_->softmax_cross_entropy(plain(shape), smoothing);
         auto gk = gpu_->softmax_cross_entropy(plain(shape), smoothing);
-        const LossResult cl = ck->forward({plain(shape), bz.cpu.data()}, labels);
-        const LossResult gl = gk->forward({plain(shape), bz.gpu.data()}, labels);
-        QVERIFY(std::abs(gl.loss_sum - cl.loss_sum) <= kTolerance * std::abs(cl.loss_sum));
-        QCOMPARE(gl.correct, cl.correct);
+        ck->forward({plain(shape), bz.cpu.data()}, labels);
+        gk->forward({plain(shape), bz.gpu.data()}, labels);
+        // The result is asked for once backward is given, as a training step asks, and after
+        // the caller's labels changed: the kernel compares its predictions with its own copy.
         const float grad_scale = 1.0f / float(batch);
         const Tensor gd = gk->backward(grad_scale);
+        std::fill(labels.begin(), labels.end(), -1);
+        const LossResult cl = ck->result();
+        const LossResult gl = gk->result();
+        QVERIFY(std::abs(gl.loss_sum - cl.loss_sum) <= kTolerance * std::abs(cl.loss_sum));
+        QCOMPARE(gl.correct, cl.correct);
+        QVERIFY(cl.correct >= 1);  // sample 1 at least: a count of 0 would prove little
         QCOMPARE(gd.shape(), shape);
         QVERIFY(relative_error(gpu_host(*gpu_, gd), cpu_plain(*cpu_, ck->backward(grad_scale))) <=
                 kTolerance);
@@ -457,6 +464,12 @@ class TestGpuOwnKernels : public QObject {
                      loss->forward({plain(Shape{4, 3, 1, 1}), z.data()}, three);
                  }),
                  internal);
+        // A result needs a forward of its own.
+        QCOMPARE(thrown_kind([&] { loss->result(); }), internal);
+        const std::vector<std::int32_t> four{0, 1, 2, 0};
+        loss->forward({plain(Shape{4, 3, 1, 1}), z.data()}, four);
+        QCOMPARE(loss->result().correct, 2);  // all logits 0: class 0 predicted
+        QCOMPARE(thrown_kind([&] { loss->result(); }), internal);
     }
 };
 

@@ -1,10 +1,11 @@
 // Softmax cross-entropy: values against hand-computed ones, and the gradient against finite
-// differences, with and without label smoothing.
+// differences, with and without label smoothing; each forward's result handed out once.
 
 #include <QtTest>
 #include <cmath>
 
 #include "backend/cpu/cpu_backend.h"
+#include "error.h"
 
 using namespace scalelab;
 
@@ -15,7 +16,8 @@ double loss_of(std::vector<float> logits, const std::vector<std::int32_t>& label
     cpu::CpuBackend backend(1);
     const Shape s{int(labels.size()), int(logits.size() / labels.size()), 1, 1};
     auto k = backend.softmax_cross_entropy(TensorDesc{s, nullptr}, smoothing);
-    return k->forward(Tensor{TensorDesc{s, nullptr}, logits.data()}, labels).loss_sum;
+    k->forward(Tensor{TensorDesc{s, nullptr}, logits.data()}, labels);
+    return k->result().loss_sum;
 }
 
 }  // namespace
@@ -42,7 +44,20 @@ class Loss : public QObject {
         std::vector<float> logits{2, 1, 0, 5, 3, -1};
         const std::vector<std::int32_t> labels{0, 0, 0};
         auto k = backend.softmax_cross_entropy(TensorDesc{s, nullptr}, 0);
-        QCOMPARE(k->forward(Tensor{TensorDesc{s, nullptr}, logits.data()}, labels).correct, 2);
+        k->forward(Tensor{TensorDesc{s, nullptr}, logits.data()}, labels);
+        QCOMPARE(k->result().correct, 2);
+    }
+
+    void a_result_needs_a_forward_of_its_own() {
+        cpu::CpuBackend backend(1);
+        const Shape s{2, 2, 1, 1};
+        std::vector<float> logits{2, 1, 0, 5};
+        const std::vector<std::int32_t> labels{0, 1};
+        auto k = backend.softmax_cross_entropy(TensorDesc{s, nullptr}, 0);
+        QVERIFY_THROWS_EXCEPTION(Error, k->result());
+        k->forward(Tensor{TensorDesc{s, nullptr}, logits.data()}, labels);
+        QCOMPARE(k->result().correct, 2);
+        QVERIFY_THROWS_EXCEPTION(Error, k->result());
     }
 
     void gradient_matches_finite_differences_data() {

@@ -74,8 +74,9 @@ Trajectory train(const RunSpec& spec, std::unique_ptr<Backend> backend, int step
     const std::vector<data::Batch> inputs = batches();
     for (int step = 0; step < steps; ++step) {
         const data::Batch& batch = inputs[std::size_t(step)];
-        const StepResult r = replica.forward(batch, step + 1);
+        replica.forward(batch, step + 1);
         replica.backward(1.0f / float(batch.size));
+        const StepResult r = replica.result();  // asked for after backward, as a step asks
         replica.update(spec.lr);
         // The next batch is staged as a run's step stages it: after the optimiser's work is
         // given, so that on a GPU its copy overlaps that work.

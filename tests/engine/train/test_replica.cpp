@@ -143,6 +143,12 @@ RunSpec spec_for(const QString& model) {
     return spec;
 }
 
+// The loss sum of a training forward of `batch`.
+double trained_loss(Replica& replica, const data::Batch& batch, std::int64_t step) {
+    replica.forward(batch, step);
+    return replica.result().loss_sum;
+}
+
 std::vector<float> host_copy(Replica& replica, std::span<const float> device) {
     std::vector<float> host(device.size());
     if (!device.empty())
@@ -199,9 +205,7 @@ class ReplicaTest : public QObject {
         prepared.prepare(std::vector<int>{kBatch, 2}, std::vector<int>{kBatch, 3});
         for (std::int64_t step = 1; step <= 2; ++step) {
             const data::Batch batch = batch_of(kBatch, std::uint32_t(step));
-            const StepResult a = plain.forward(batch, step);
-            const StepResult b = prepared.forward(batch, step);
-            QCOMPARE(b.loss_sum, a.loss_sum);
+            QCOMPARE(trained_loss(prepared, batch, step), trained_loss(plain, batch, step));
             plain.backward(1.0f / kBatch);
             prepared.backward(1.0f / kBatch);
             plain.update(spec.lr);
@@ -237,9 +241,9 @@ class ReplicaTest : public QObject {
         const data::Batch first = batch_of(kBatch, 1), second = batch_of(kBatch, 2);
         staged.stage(first);
         QCOMPARE(copies, 1);
-        const double staged_loss = staged.forward(first, 1).loss_sum;
+        const double staged_loss = trained_loss(staged, first, 1);
         QCOMPARE(copies, 1);  // the forward used the copy the stage made
-        QCOMPARE(staged_loss, plain.forward(first, 1).loss_sum);
+        QCOMPARE(staged_loss, trained_loss(plain, first, 1));
         // The next batch staged while the step's backward and update are still to come, as a
         // training step does it.
         staged.backward(1.0f / kBatch);
@@ -248,7 +252,7 @@ class ReplicaTest : public QObject {
         staged.update(spec.lr);
         plain.update(spec.lr);
         QCOMPARE(copies, 2);
-        QCOMPARE(staged.forward(second, 2).loss_sum, plain.forward(second, 2).loss_sum);
+        QCOMPARE(trained_loss(staged, second, 2), trained_loss(plain, second, 2));
         QCOMPARE(copies, 2);
         QCOMPARE(host_copy(staged, staged.model().params()),
                  host_copy(plain, plain.model().params()));
@@ -266,7 +270,7 @@ class ReplicaTest : public QObject {
         const data::Batch first = batch_of(kBatch, 3), second = batch_of(kBatch, 4);
         data::Batch batch = first;
         staged.stage(batch);
-        QCOMPARE(staged.forward(batch, 1).loss_sum, plain.forward(first, 1).loss_sum);
+        QCOMPARE(trained_loss(staged, batch, 1), trained_loss(plain, first, 1));
         batch = second;
         staged.forward(batch, 2);
         plain.forward(second, 2);
@@ -289,12 +293,26 @@ class ReplicaTest : public QObject {
         const data::Batch batch = batch_of(kBatch, 3), other = batch_of(kBatch, 4);
         staged.stage(batch);
         QCOMPARE(staged.evaluate(other).loss_sum, plain.evaluate(other).loss_sum);
-        QCOMPARE(staged.forward(batch, 1).loss_sum, plain.forward(batch, 1).loss_sum);
+        QCOMPARE(trained_loss(staged, batch, 1), trained_loss(plain, batch, 1));
         QCOMPARE(copies, 3);
         staged.stage(batch);
-        QCOMPARE(staged.forward(other, 2).loss_sum, plain.forward(other, 2).loss_sum);
-        QCOMPARE(staged.forward(batch, 3).loss_sum, plain.forward(batch, 3).loss_sum);
+        QCOMPARE(trained_loss(staged, other, 2), trained_loss(plain, other, 2));
+        QCOMPARE(trained_loss(staged, batch, 3), trained_loss(plain, batch, 3));
         QCOMPARE(copies, 6);
+    }
+
+    void a_result_needs_a_forward_of_its_own() {
+        Replica replica(spec_for("mlp"), kImage, std::make_unique<cpu::CpuBackend>(1));
+        QVERIFY_THROWS_EXCEPTION(Error, replica.result());
+        const data::Batch batch = batch_of(kBatch, 5);
+        replica.forward(batch, 1);
+        const StepResult r = replica.result();
+        QCOMPARE(r.size, kBatch);
+        QVERIFY(r.loss_sum > 0);
+        QVERIFY_THROWS_EXCEPTION(Error, replica.result());
+        // prepare leaves none pending either.
+        replica.prepare(std::vector<int>{kBatch}, {});
+        QVERIFY_THROWS_EXCEPTION(Error, replica.result());
     }
 
     void batch_sizes_are_the_full_batch_and_the_rest() {

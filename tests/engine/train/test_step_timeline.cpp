@@ -2,11 +2,14 @@
 // difference of two of the backend's timestamps (on a GPU, CUDA events), each part is the one
 // that ended at the later of them, and nothing is read before the step's last timestamp, so a
 // GPU step waits for its GPU once, at its end. Checked with timestamps that report a scripted
-// clock instead of the host's and log when they are read.
+// clock instead of the host's and log when they are read. The loss's numbers, the step's other
+// wait, are asked for once backward is given: checked with a loss that logs its calls.
 
 #include <QtTest>
 
 #include <memory>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/thread_comm.h"
@@ -57,6 +60,42 @@ class ScriptedClockBackend final : public testing::ForwardingCpuBackend {
 
   private:
     ScriptedClock& clock_;
+};
+
+// What a step asked of its loss, in order: "forward", "backward", "result".
+class LoggedLoss final : public SoftmaxCrossEntropyKernel {
+  public:
+    LoggedLoss(std::unique_ptr<SoftmaxCrossEntropyKernel> loss, std::vector<std::string>& log)
+        : loss_(std::move(loss)), log_(log) {}
+    void forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
+        log_.push_back("forward");
+        loss_->forward(logits, labels);
+    }
+    LossResult result() override {
+        log_.push_back("result");
+        return loss_->result();
+    }
+    Tensor backward(float grad_scale) override {
+        log_.push_back("backward");
+        return loss_->backward(grad_scale);
+    }
+
+  private:
+    std::unique_ptr<SoftmaxCrossEntropyKernel> loss_;
+    std::vector<std::string>& log_;
+};
+
+class LoggedLossBackend final : public testing::ForwardingCpuBackend {
+  public:
+    explicit LoggedLossBackend(std::vector<std::string>& log) : log_(log) {}
+    std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
+                                                                     float smoothing) override {
+        return std::make_unique<LoggedLoss>(
+            ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
+    }
+
+  private:
+    std::vector<std::string>& log_;
 };
 
 // A clock whose k-th mark reads 2^k - 1: the time between marks k and k + 1 is 2^k, so every
@@ -162,6 +201,27 @@ class StepTimelineTest : public QObject {
         QCOMPARE(times.wait, 128.0);
         QCOMPARE(times.optimizer, 256.0);
         QVERIFY(times.allreduce.empty());  // one device reduces nothing
+    }
+
+    void a_step_asks_for_its_loss_once_backward_is_given() {
+        // On a GPU the loss's numbers are a wait for the host: asked for before backward, the
+        // GPU would sit idle until the host had them and gave it backward.
+        std::vector<std::string> log;
+        RunSpec spec;
+        spec.model = "mlp";
+        spec.batch = 4;
+        spec.accumulation = 2;
+        const auto comms = comm::make_thread_comms(1);
+        DeviceWorker worker(spec, Shape{1, 1, 28, 28}, std::make_unique<LoggedLossBackend>(log),
+                            *comms[0]);
+        const data::Batch batch = batch_of(spec.batch);
+        DeviceStepTimes times;
+        const GlobalTotals totals = worker.train_step([&] { return &batch; }, 2, 2 * spec.batch,
+                                                      spec.lr, 1, times, NextWork::Other);
+        QCOMPARE(log, (std::vector<std::string>{"forward", "backward", "result", "forward",
+                                                "backward", "result"}));
+        QCOMPARE(totals.count, 2.0 * spec.batch);
+        QVERIFY(totals.loss_sum > 0);
     }
 
     void a_batch_fetched_ahead_counts_in_the_data_of_the_step_that_fetched_it() {

@@ -14,7 +14,8 @@ namespace scalelab::cuda {
 // One GPU as one worker thread sees it: the device made current on that thread, the compute
 // stream every kernel of the backend runs on, and cuDNN and cuBLAS handles bound to that
 // stream. Kernels enqueue their work on stream() and return without waiting; a call that hands
-// numbers back to the host (a loss, batch-norm moments, download) waits for the stream first.
+// numbers back to the host (batch-norm moments, download) waits for the stream first, except the
+// loss's result(), which waits for its own numbers only.
 // Create it on the thread that uses it: a CUDA device is current per thread.
 class GpuContext {
   public:

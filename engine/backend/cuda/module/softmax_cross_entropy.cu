@@ -5,10 +5,17 @@
 // with the max subtracted for stability and the sums in double. One block per sample computes
 // p, loss_i and the arg-max; the host adds the losses in sample order (as the CPU does) and
 // counts the correct predictions.
+//
+// forward() only enqueues: the labels go to the GPU and the losses and predictions come back
+// through pinned host memory, by asynchronous copies, and an event recorded after the copy back
+// tells result() when they are there. A step enqueues its backward before it asks (see
+// DeviceWorker::train_step), so the GPU goes on with backward while the host adds the losses.
 
+#include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <vector>
+#include <utility>
 
 #include "backend/cuda/cuda_error.h"
 #include "backend/cuda/module/block_reduce.cuh"
@@ -97,35 +104,62 @@ class GpuSoftmaxCrossEntropy final : public SoftmaxCrossEntropyKernel {
           // every buffer to 256 bytes).
           labels_(ctx.allocate(batch())),
           predictions_(ctx.allocate(batch())),
-          losses_(ctx.allocate(2 * batch())),
-          host_losses_(batch()),
-          host_predictions_(batch()) {}
+          losses_(ctx.allocate(2 * batch())) {
+        // Per sample: a double loss, then an int32 label and prediction, in one pinned block
+        // (the doubles first, so that each is aligned).
+        void* pinned = nullptr;
+        const std::size_t bytes = batch() * (sizeof(double) + 2 * sizeof(std::int32_t));
+        check_cuda(cudaMallocHost(&pinned, bytes),
+                   "cudaMallocHost of " + std::to_string(bytes) + " bytes for the loss");
+        pinned_.reset(pinned);
+        check_cuda(cudaEventCreateWithFlags(&copied_back_, cudaEventDisableTiming),
+                   "cudaEventCreateWithFlags");
+    }
 
-    LossResult forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
+    ~GpuSoftmaxCrossEntropy() override {
+        // The copies may still be running into the pinned block, which goes after this.
+        cudaEventSynchronize(copied_back_);
+        cudaEventDestroy(copied_back_);
+    }
+
+    GpuSoftmaxCrossEntropy(const GpuSoftmaxCrossEntropy&) = delete;
+    GpuSoftmaxCrossEntropy& operator=(const GpuSoftmaxCrossEntropy&) = delete;
+
+    void forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
         if (labels.size() != batch())
             throw Error(ErrorKind::Internal, "the loss over " + std::to_string(batch()) +
                                                  " samples was given " +
                                                  std::to_string(labels.size()) + " labels");
-        check_cuda(cudaMemcpyAsync(labels_data(), labels.data(), labels.size_bytes(),
+        // The pinned block is the last forward's until its copy back is done (at once when
+        // result() was asked, as a step does), and the labels' copy to the GPU came before.
+        check_cuda(cudaEventSynchronize(copied_back_), "a GPU kernel");
+        std::copy(labels.begin(), labels.end(), host_labels());
+        check_cuda(cudaMemcpyAsync(labels_data(), host_labels(), labels.size_bytes(),
                                    cudaMemcpyHostToDevice, ctx_.stream()),
                    "cudaMemcpyAsync of the labels to the GPU");
         softmax_cross_entropy_forward<<<unsigned(shape_.n), kThreadsPerBlock, 0, ctx_.stream()>>>(
             logits.data, labels_data(), shape_.c, smoothing_, prob_.data(), losses_data(),
             predictions_data());
         check_launch("softmax cross-entropy forward");
-        check_cuda(cudaMemcpyAsync(host_losses_.data(), losses_data(), batch() * sizeof(double),
+        check_cuda(cudaMemcpyAsync(host_losses(), losses_data(), batch() * sizeof(double),
                                    cudaMemcpyDeviceToHost, ctx_.stream()),
                    "cudaMemcpyAsync of the losses to the host");
         check_cuda(
-            cudaMemcpyAsync(host_predictions_.data(), predictions_data(),
-                            batch() * sizeof(std::int32_t), cudaMemcpyDeviceToHost, ctx_.stream()),
+            cudaMemcpyAsync(host_predictions(), predictions_data(), batch() * sizeof(std::int32_t),
+                            cudaMemcpyDeviceToHost, ctx_.stream()),
             "cudaMemcpyAsync of the predictions to the host");
-        // Also the end of the labels' copy: the caller's span may change once this returns.
-        ctx_.synchronize();
+        check_cuda(cudaEventRecord(copied_back_, ctx_.stream()), "cudaEventRecord");
+        pending_ = true;
+    }
+
+    LossResult result() override {
+        if (!std::exchange(pending_, false))
+            throw Error(ErrorKind::Internal, "the loss's result was asked for before its forward");
+        check_cuda(cudaEventSynchronize(copied_back_), "a GPU kernel");
         LossResult result;
         for (std::size_t i = 0; i < batch(); ++i) {
-            result.loss_sum += host_losses_[i];
-            if (host_predictions_[i] == labels[i])
+            result.loss_sum += host_losses()[i];
+            if (host_predictions()[i] == host_labels()[i])
                 ++result.correct;
         }
         return result;
@@ -146,14 +180,20 @@ class GpuSoftmaxCrossEntropy final : public SoftmaxCrossEntropyKernel {
         return reinterpret_cast<std::int32_t*>(predictions_.data());
     }
     double* losses_data() const { return reinterpret_cast<double*>(losses_.data()); }
+    double* host_losses() const { return static_cast<double*>(pinned_.get()); }
+    std::int32_t* host_labels() const {
+        return reinterpret_cast<std::int32_t*>(host_losses() + batch());
+    }
+    std::int32_t* host_predictions() const { return host_labels() + batch(); }
 
     GpuContext& ctx_;
     Shape shape_;
     float smoothing_;
     DeviceBuffer prob_, dlogits_;
     DeviceBuffer labels_, predictions_, losses_;  // int32, int32 and double per sample
-    std::vector<double> host_losses_;
-    std::vector<std::int32_t> host_predictions_;
+    std::unique_ptr<void, cudaError_t (*)(void*)> pinned_{nullptr, &cudaFreeHost};
+    cudaEvent_t copied_back_ = nullptr;  // after the last forward's copies to the host
+    bool pending_ = false;               // a forward whose result() was not asked for yet
 };
 
 }  // namespace
