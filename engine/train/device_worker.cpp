@@ -160,6 +160,10 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
         timeline_.end(&DeviceStepTimes::data);
     }
     timeline_.add_to(times);
+    // Throws the step's communication error, if any. On a GPU the update above was enqueued
+    // before the host knew that the last all-reduce completed: after an abort it may have run on
+    // what the aborted kernels left. That error ends the run on every rank, and a run keeps no
+    // parameters past its end (no checkpoint), so no result ever depends on that update.
     reducer_.complete();
     const auto spans = reducer_.spans();
     times.allreduce.assign(spans.begin(), spans.end());
