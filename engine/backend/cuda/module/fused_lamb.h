@@ -136,11 +136,7 @@ class FusedLamb final : public optim::Optimizer {
           segments_(std::move(segments)),
           extent_(optim::detail::check_segments(segments_)),
           chunks_(chunk_segments(segments_), 0, context),
-          adapted_chunks_(chunk_segments(segments_,
-                                         [this](const optim::ParamSegment& segment) {
-                                             return optim::is_adapted(config_, segment);
-                                         }),
-                          2, context),
+          adapted_chunks_(adapted_chunks(segments_, config_), 2, context),
           segment_table_(segment_table(), context),
           step_(segments_.size(), context),
           m_(extent_, context),

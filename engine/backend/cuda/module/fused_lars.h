@@ -117,11 +117,7 @@ class FusedLars final : public optim::Optimizer {
           segments_(std::move(segments)),
           extent_(optim::detail::check_segments(segments_)),
           chunks_(chunk_segments(segments_), 0, context),
-          adapted_chunks_(chunk_segments(segments_,
-                                         [this](const optim::ParamSegment& segment) {
-                                             return optim::is_adapted(config_, segment);
-                                         }),
-                          2, context),
+          adapted_chunks_(adapted_chunks(segments_, config_), 2, context),
           segment_table_(segment_table(), context),
           local_lr_(std::vector<float>(segments_.size(), 1.0f), context),
           momentum_(config_.momentum != 0 ? extent_ : 0, context) {}

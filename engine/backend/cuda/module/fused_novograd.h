@@ -119,11 +119,7 @@ class FusedNovoGrad final : public optim::Optimizer {
           segments_(std::move(segments)),
           extent_(optim::detail::check_segments(segments_)),
           chunks_(chunk_segments(segments_), 0, context),
-          adapted_chunks_(chunk_segments(segments_,
-                                         [this](const optim::ParamSegment& segment) {
-                                             return optim::is_adapted(config_, segment);
-                                         }),
-                          1, context),
+          adapted_chunks_(adapted_chunks(segments_, config_), 1, context),
           segment_table_(segment_table(), context),
           v_tensor_(segments_.size(), context),
           inv_denominator_(segments_.size(), context),

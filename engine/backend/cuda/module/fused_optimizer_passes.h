@@ -25,14 +25,17 @@ namespace scalelab::cuda {
 //     sums added up, in a fixed order (the same bits on every run).
 // `name` names the pass in errors.
 template <class P>
-concept FusedOptimizerPasses =
-    std::constructible_from<typename P::Segments, const ChunkTable&, int, typename P::Context> &&
-    std::constructible_from < typename P::template Array<float>,
-        std::size_t,
-typename P::Context >
-    &&std::constructible_from<
-        typename P::template Array<float>, std::span<const float>,
-        typename P::Context>&& requires(const typename P::template Array<float>& array) {
+using SegmentsOf = typename P::Segments;
+template <class P>
+using FloatArrayOf = typename P::template Array<float>;
+
+template <class P>
+concept FusedOptimizerPasses = requires(const ChunkTable& table, typename P::Context context,
+                                        std::size_t count, std::span<const float> values,
+                                        const FloatArrayOf<P>& array) {
+    SegmentsOf<P>(table, 0, context);
+    FloatArrayOf<P>(count, context);
+    FloatArrayOf<P>(values, context);
     { array.data() } -> std::same_as<float*>;
 };
 

@@ -79,4 +79,13 @@ inline ChunkTable chunk_segments(const std::vector<optim::ParamSegment>& segment
     return chunk_segments(segments, [](const optim::ParamSegment&) { return true; });
 }
 
+// The non-empty segments a layer-wise optimiser's config (LARS, LAMB, NovoGrad) adapts by their
+// norms (optim::is_adapted).
+template <class Config>
+ChunkTable adapted_chunks(const std::vector<optim::ParamSegment>& segments, const Config& config) {
+    return chunk_segments(segments, [&config](const optim::ParamSegment& segment) {
+        return optim::is_adapted(config, segment);
+    });
+}
+
 }  // namespace scalelab::cuda
