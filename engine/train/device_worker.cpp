@@ -192,8 +192,18 @@ GlobalTotals DeviceWorker::evaluate(data::BatchLoader& loader, std::vector<std::
     comm_.all_reduce(replica_.model().state(), comm::ReduceOp::Average);
     loader.start_epoch(std::move(indices), 0);
     StepResult local;
-    while (const data::Batch* batch = loader.next()) {
-        const StepResult r = replica_.evaluate(*batch);
+    const data::Batch* batch = loader.next();
+    while (batch != nullptr) {
+        replica_.evaluate(*batch);
+        // The next batch is fetched and staged before this one's loss is asked for: on a GPU its
+        // copy then runs beside this batch's forward, and the GPU has it when the host, once it
+        // has the loss, gives the next forward. The loader's refill of this batch's object is
+        // safe: evaluate() copied its images and labels before it returned (InputStage, loss).
+        const data::Batch* next = loader.next();
+        if (next != nullptr)
+            replica_.stage(*next);
+        const StepResult r = replica_.result();
+        batch = next;
         local.loss_sum += r.loss_sum;
         local.correct += r.correct;
         local.size += r.size;

@@ -79,7 +79,8 @@ class DeviceWorker {
 
     // This device's share (`indices`) of the validation set; sums combined over all devices.
     // Batch-norm running statistics are first averaged over the devices, so that every
-    // replica evaluates (and goes on training) with the same ones.
+    // replica evaluates (and goes on training) with the same ones. Each batch's loss is asked
+    // for once the next batch is staged (see Replica::stage).
     GlobalTotals evaluate(data::BatchLoader& loader, std::vector<std::uint32_t> indices);
 
     // Every device's step times, in rank order (a collective: all ranks call it). `mine` is what

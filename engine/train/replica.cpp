@@ -62,7 +62,10 @@ void Replica::forward(const data::Batch& batch, std::int64_t step) {
     dropout_seed_ = dropout_seed(spec_.seed, step, rank_);
     const nn::Context ctx{*backend_, true, dropout_seed_, {}, sync_bn_};
     // logits = model(x); loss = sum_i CE(logits_i, y_i).
-    const Tensor logits = model_.forward(upload(batch), ctx);
+    give_loss(model_.forward(upload(batch), ctx), batch);
+}
+
+void Replica::give_loss(const Tensor& logits, const data::Batch& batch) {
     loss_for(logits).forward(logits, batch.labels);
     forward_size_ = batch.size;
 }
@@ -70,7 +73,8 @@ void Replica::forward(const data::Batch& batch, std::int64_t step) {
 StepResult Replica::result() {
     const int size = std::exchange(forward_size_, 0);
     if (size == 0)
-        throw Error(ErrorKind::Internal, "a replica's result was asked for before its forward");
+        throw Error(ErrorKind::Internal,
+                    "a replica's result was asked for before its forward or evaluate");
     const LossResult r = losses_.last().result();
     return StepResult{r.loss_sum, r.correct, size};
 }
@@ -85,13 +89,9 @@ void Replica::update(double lr) {
     optimizer_->step(model_.params(), model_.grads(), lr);
 }
 
-StepResult Replica::evaluate(const data::Batch& batch) {
+void Replica::evaluate(const data::Batch& batch) {
     const nn::Context ctx{*backend_, false, 0, {}, nullptr};
-    const Tensor logits = model_.forward(upload(batch), ctx);
-    SoftmaxCrossEntropyKernel& loss = loss_for(logits);
-    loss.forward(logits, batch.labels);
-    const LossResult r = loss.result();
-    return StepResult{r.loss_sum, r.correct, batch.size};
+    give_loss(model_.forward(upload(batch), ctx), batch);
 }
 
 void Replica::prepare(std::span<const int> train_sizes, std::span<const int> eval_sizes) {
@@ -118,8 +118,10 @@ void Replica::prepare(std::span<const int> train_sizes, std::span<const int> eva
         backward(1.0f / float(size));
         result();  // so that no loss is left pending
     }
-    for (int size : std::set<int>(eval_sizes.begin(), eval_sizes.end()))
+    for (int size : std::set<int>(eval_sizes.begin(), eval_sizes.end())) {
         evaluate(batch_of(size));
+        result();
+    }
 
     if (!state.empty())
         backend_->upload(saved_state, state.data());

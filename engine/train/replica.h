@@ -44,9 +44,10 @@ class Replica {
     // Training forward and loss of one (micro-)batch, the one staged last if it is this one,
     // else uploaded now, given to the backend: result() has the loss.
     void forward(const data::Batch& batch, std::int64_t step);
-    // The last forward's loss sum, correct predictions and size. On a GPU it waits for those
-    // numbers only, not for the work given since: a step asks once its backward is given, and
-    // the GPU goes on with it. Throws Error(Internal) when no forward came since the last one.
+    // The loss sum, correct predictions and size of the last forward or evaluate. On a GPU it
+    // waits for those numbers only, not for the work given since: a step asks once its backward
+    // is given, an evaluation once the next batch is staged, and the GPU goes on with that.
+    // Throws Error(Internal) when no forward or evaluate came since the last result().
     StepResult result();
     // Gradients of loss_sum * grad_scale from the last forward, written into model().grads();
     // on_written is told as each layer's gradients are final (see nn::Context).
@@ -54,8 +55,10 @@ class Replica {
     // p <- optimiser(p, g, lr) with the gradients now in model().grads().
     void update(double lr);
 
-    // Forward in inference mode (running batch-norm statistics, no dropout), loss, accuracy.
-    StepResult evaluate(const data::Batch& batch);
+    // Forward in inference mode (running batch-norm statistics, no dropout) and loss of one
+    // batch, the one staged last if it is this one, given to the backend: result() has the loss
+    // and the correct predictions.
+    void evaluate(const data::Batch& batch);
 
     // Makes now every kernel, and so all the backend memory, that training on batches of
     // `train_sizes` samples and evaluating batches of `eval_sizes` will use: one training forward
@@ -80,6 +83,8 @@ class Replica {
     // The batch's images in the backend's memory: where stage() put them, or copied now.
     Tensor upload(const data::Batch& batch);
     SoftmaxCrossEntropyKernel& loss_for(const Tensor& logits);
+    // Gives the backend the loss of `logits` against the batch's labels, for result().
+    void give_loss(const Tensor& logits, const data::Batch& batch);
 
     RunSpec spec_;
     Shape image_;
@@ -94,7 +99,7 @@ class Replica {
     int rank_;
     comm::Communicator* sync_bn_;
     std::uint64_t dropout_seed_ = 0;  // of the last forward, for its backward
-    int forward_size_ = 0;            // of the last forward, until its result() (0: none)
+    int forward_size_ = 0;            // of the last forward or evaluate, until its result()
 };
 
 }  // namespace scalelab

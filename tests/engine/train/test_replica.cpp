@@ -149,6 +149,11 @@ double trained_loss(Replica& replica, const data::Batch& batch, std::int64_t ste
     return replica.result().loss_sum;
 }
 
+double evaluated_loss(Replica& replica, const data::Batch& batch) {
+    replica.evaluate(batch);
+    return replica.result().loss_sum;
+}
+
 std::vector<float> host_copy(Replica& replica, std::span<const float> device) {
     std::vector<float> host(device.size());
     if (!device.empty())
@@ -187,11 +192,11 @@ class ReplicaTest : public QObject {
             replica.update(0.05);
         }
         for (int size : eval_sizes)
-            replica.evaluate(batch_of(size, 7));
+            evaluated_loss(replica, batch_of(size, 7));
         QCOMPARE(made, prepared);
 
         // A size that was not prepared makes its kernels: the count sees them.
-        replica.evaluate(batch_of(4, 7));
+        evaluated_loss(replica, batch_of(4, 7));
         QVERIFY(made > prepared);
     }
 
@@ -216,7 +221,7 @@ class ReplicaTest : public QObject {
         QCOMPARE(host_copy(prepared, prepared.model().state()),
                  host_copy(plain, plain.model().state()));
         const data::Batch test = batch_of(3, 99);
-        QCOMPARE(prepared.evaluate(test).loss_sum, plain.evaluate(test).loss_sum);
+        QCOMPARE(evaluated_loss(prepared, test), evaluated_loss(plain, test));
     }
 
     void sizes_the_input_cannot_hold_are_refused() {
@@ -292,7 +297,7 @@ class ReplicaTest : public QObject {
         Replica plain(spec, kImage, std::make_unique<cpu::CpuBackend>(1));
         const data::Batch batch = batch_of(kBatch, 3), other = batch_of(kBatch, 4);
         staged.stage(batch);
-        QCOMPARE(staged.evaluate(other).loss_sum, plain.evaluate(other).loss_sum);
+        QCOMPARE(evaluated_loss(staged, other), evaluated_loss(plain, other));
         QCOMPARE(trained_loss(staged, batch, 1), trained_loss(plain, batch, 1));
         QCOMPARE(copies, 3);
         staged.stage(batch);
@@ -310,8 +315,14 @@ class ReplicaTest : public QObject {
         QCOMPARE(r.size, kBatch);
         QVERIFY(r.loss_sum > 0);
         QVERIFY_THROWS_EXCEPTION(Error, replica.result());
+        // An evaluation's result comes the same way, once.
+        replica.evaluate(batch_of(3, 6));
+        const StepResult e = replica.result();
+        QCOMPARE(e.size, 3);
+        QVERIFY(e.loss_sum > 0);
+        QVERIFY_THROWS_EXCEPTION(Error, replica.result());
         // prepare leaves none pending either.
-        replica.prepare(std::vector<int>{kBatch}, {});
+        replica.prepare(std::vector<int>{kBatch}, std::vector<int>{kBatch});
         QVERIFY_THROWS_EXCEPTION(Error, replica.result());
     }
 

@@ -3,11 +3,14 @@
 // that ended at the later of them, and nothing is read before the step's last timestamp, so a
 // GPU step waits for its GPU once, at its end. Checked with timestamps that report a scripted
 // clock instead of the host's and log when they are read. The loss's numbers, the step's other
-// wait, are asked for once backward is given: checked with a loss that logs its calls.
+// wait, are asked for once backward is given, and an evaluation's once the next batch is staged:
+// checked with a loss and an input stage that log their calls.
 
 #include <QtTest>
 
+#include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -85,6 +88,21 @@ class LoggedLoss final : public SoftmaxCrossEntropyKernel {
     std::vector<std::string>& log_;
 };
 
+// Logs "stage" for each batch copied to the backend.
+class LoggedInputStage final : public InputStage {
+  public:
+    LoggedInputStage(std::unique_ptr<InputStage> stage, std::vector<std::string>& log)
+        : stage_(std::move(stage)), log_(log) {}
+    float* stage(std::span<const float> host) override {
+        log_.push_back("stage");
+        return stage_->stage(host);
+    }
+
+  private:
+    std::unique_ptr<InputStage> stage_;
+    std::vector<std::string>& log_;
+};
+
 class LoggedLossBackend final : public testing::ForwardingCpuBackend {
   public:
     explicit LoggedLossBackend(std::vector<std::string>& log) : log_(log) {}
@@ -92,6 +110,9 @@ class LoggedLossBackend final : public testing::ForwardingCpuBackend {
                                                                      float smoothing) override {
         return std::make_unique<LoggedLoss>(
             ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
+    }
+    std::unique_ptr<InputStage> input_stage(std::size_t floats) override {
+        return std::make_unique<LoggedInputStage>(ForwardingCpuBackend::input_stage(floats), log_);
     }
 
   private:
@@ -218,10 +239,53 @@ class StepTimelineTest : public QObject {
         DeviceStepTimes times;
         const GlobalTotals totals = worker.train_step([&] { return &batch; }, 2, 2 * spec.batch,
                                                       spec.lr, 1, times, NextWork::Other);
-        QCOMPARE(log, (std::vector<std::string>{"forward", "backward", "result", "forward",
-                                                "backward", "result"}));
+        QCOMPARE(log, (std::vector<std::string>{"stage", "forward", "backward", "result", "stage",
+                                                "forward", "backward", "result"}));
         QCOMPARE(totals.count, 2.0 * spec.batch);
         QVERIFY(totals.loss_sum > 0);
+    }
+
+    void an_evaluation_stages_the_next_batch_before_it_asks_for_a_loss() {
+        // On a GPU the next batch's copy then runs beside this batch's forward. Each batch is
+        // staged once: the evaluation of a staged batch uses that copy.
+        std::vector<std::string> log;
+        RunSpec spec;
+        spec.model = "mlp";
+        spec.batch = 4;
+        const Shape image{1, 1, 28, 28};
+        const auto comms = comm::make_thread_comms(1);
+        DeviceWorker worker(spec, image, std::make_unique<LoggedLossBackend>(log), *comms[0]);
+        data::Dataset images;
+        images.channels = 1;
+        images.height = images.width = 28;
+        for (std::size_t i = 0; i < 10; ++i) {
+            for (std::size_t p = 0; p < images.image_size(); ++p)
+                images.images.push_back(std::uint8_t((i * 37 + p * 11) % 256));
+            images.labels.push_back(std::uint8_t(i % 10));
+        }
+        const data::Normalization norm{{0.5f}, {0.25f}};
+        data::LoaderConfig config;
+        config.batch = spec.batch;
+        data::BatchLoader loader(images, norm, config);
+        std::vector<std::uint32_t> indices{0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+        const GlobalTotals totals = worker.evaluate(loader, indices);
+        QCOMPARE(log, (std::vector<std::string>{"stage", "forward", "stage", "result", "forward",
+                                                "stage", "result", "forward", "result"}));
+
+        // The same numbers as each batch evaluated on its own, in order.
+        Replica plain(spec, image, std::make_unique<cpu::CpuBackend>(1));
+        StepResult expected;
+        loader.start_epoch(indices, 0);
+        while (const data::Batch* batch = loader.next()) {
+            plain.evaluate(*batch);
+            const StepResult r = plain.result();
+            expected.loss_sum += r.loss_sum;
+            expected.correct += r.correct;
+        }
+        // all_reduce_totals sums in float.
+        QCOMPARE(totals.count, 10.0);
+        QCOMPARE(totals.loss_sum, double(float(expected.loss_sum)));
+        QCOMPARE(totals.correct, double(float(expected.correct)));
     }
 
     void a_batch_fetched_ahead_counts_in_the_data_of_the_step_that_fetched_it() {
