@@ -103,9 +103,11 @@ class DeviceWorker {
     comm::Communicator& comm_;
     comm::Communicator& host_comm_;
     Replica replica_;
+    // Gradients of a step's earlier micro-batches (backend memory). Declared before the reducer,
+    // which is given a view of it each step, so that it goes after the reducer.
+    DeviceBuffer accumulated_;
     GradientReducer reducer_;
     StepTimeline timeline_;
-    DeviceBuffer accumulated_;  // gradients of a step's earlier micro-batches (backend memory)
     // The next step's first batch, fetched and staged by the step before; null when none was.
     const data::Batch* fetched_ahead_ = nullptr;
     NoiseScaleEstimator noise_;

@@ -19,10 +19,14 @@ Error cuda_error(cudaError_t status, std::string_view call);
 Error library_call_failed(bool out_of_memory, std::string_view call, const std::string& what);
 
 // Throws the error above unless `status` is success:
-// check_cuda(cudaMalloc(&p, bytes), "cudaMalloc").
+// check_cuda(cudaMalloc(&p, bytes), "cudaMalloc"). A failed call stays the thread's last error
+// until it is read, so it is read here: else the next launch's check (cudaGetLastError), after
+// a caller caught this error and went on, would report it as that kernel's own.
 inline void check_cuda(cudaError_t status, std::string_view call) {
-    if (status != cudaSuccess)
+    if (status != cudaSuccess) {
+        cudaGetLastError();
         throw cuda_error(status, call);
+    }
 }
 
 }  // namespace scalelab::cuda

@@ -11,8 +11,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -435,6 +437,27 @@ class TestGpuOwnKernels : public QObject {
         QCOMPARE(gd.shape(), shape);
         QVERIFY(relative_error(gpu_host(*gpu_, gd), cpu_plain(*cpu_, ck->backward(grad_scale))) <=
                 kTolerance);
+    }
+
+    void predictions_from_nan_logits_match_the_cpu() {
+        // A diverged model's logits: the prediction is std::max_element's, which stays on a NaN
+        // in the first place and passes over any later one.
+        SCALELAB_SKIP_WITHOUT_GPU();
+        make_backends();
+        const float nan = std::numeric_limits<float>::quiet_NaN();
+        const Shape shape{3, 4, 1, 1};
+        const std::vector<float> logits{nan, 1, 2, 0, 0, nan, 5, 1, nan, nan, nan, nan};
+        const std::vector<std::int32_t> labels{0, 2, 0};
+        Both bz(*cpu_, *gpu_, logits);
+        auto ck = cpu_->softmax_cross_entropy(plain(shape), 0.0f);
+        auto gk = gpu_->softmax_cross_entropy(plain(shape), 0.0f);
+        ck->forward({plain(shape), bz.cpu.data()}, labels);
+        gk->forward({plain(shape), bz.gpu.data()}, labels);
+        const LossResult cl = ck->result();
+        const LossResult gl = gk->result();
+        QCOMPARE(cl.correct, 3);
+        QCOMPARE(gl.correct, cl.correct);
+        QVERIFY(std::isnan(gl.loss_sum));
     }
 
     void factories_reject_inputs_they_cannot_take() {

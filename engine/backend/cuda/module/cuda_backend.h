@@ -11,7 +11,9 @@ namespace scalelab::cuda {
 // once; kernels do not wait (see GpuContext).
 class CudaBackend final : public Backend {
   public:
-    explicit CudaBackend(const GpuBackendOptions& options) : ctx_(options), squared_norm_(ctx_) {}
+    explicit CudaBackend(const GpuBackendOptions& options) : ctx_(options), squared_norm_(ctx_) {
+        load_vector_kernels();
+    }
     std::string name() const override { return "cuda"; }
 
     DeviceBuffer allocate(std::size_t floats) override;

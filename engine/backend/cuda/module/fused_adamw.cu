@@ -13,6 +13,7 @@ namespace scalelab::cuda {
 std::unique_ptr<optim::Optimizer> make_fused(std::vector<optim::ParamSegment> segments,
                                              const optim::AdamWConfig& config,
                                              cudaStream_t stream) {
+    load_update_pass<AdamWUpdate>("fused AdamW update");
     return std::make_unique<FusedAdamW<GpuPasses>>(std::move(segments), config, stream);
 }
 

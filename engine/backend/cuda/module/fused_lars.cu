@@ -12,6 +12,8 @@ namespace scalelab::cuda {
 
 std::unique_ptr<optim::Optimizer> make_fused(std::vector<optim::ParamSegment> segments,
                                              const optim::LarsConfig& config, cudaStream_t stream) {
+    load_sum_pass<2, LarsNormTerms, LarsLocalLr>("fused LARS norms");
+    load_update_pass<LarsUpdate>("fused LARS update");
     return std::make_unique<FusedLars<GpuPasses>>(std::move(segments), config, stream);
 }
 

@@ -13,6 +13,8 @@ namespace scalelab::cuda {
 std::unique_ptr<optim::Optimizer> make_fused(std::vector<optim::ParamSegment> segments,
                                              const optim::NovoGradConfig& config,
                                              cudaStream_t stream) {
+    load_sum_pass<1, GradientNormTerms, TensorSecondMoment>("fused NovoGrad gradient norms");
+    load_update_pass<NovoGradUpdate>("fused NovoGrad update");
     return std::make_unique<FusedNovoGrad<GpuPasses>>(std::move(segments), config, stream);
 }
 

@@ -12,6 +12,7 @@ namespace scalelab::cuda {
 
 std::unique_ptr<optim::Optimizer> make_fused(std::vector<optim::ParamSegment> segments,
                                              const optim::SgdConfig& config, cudaStream_t stream) {
+    load_update_pass<SgdUpdate>("fused SGD update");
     return std::make_unique<FusedSgd<GpuPasses>>(std::move(segments), config, stream);
 }
 

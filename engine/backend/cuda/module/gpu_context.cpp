@@ -62,10 +62,7 @@ void GpuContext::release() {
 DeviceBuffer GpuContext::allocate(std::size_t floats) {
     void* p = nullptr;
     const std::size_t bytes = (floats == 0 ? 1 : floats) * sizeof(float);
-    if (const cudaError_t status = cudaMalloc(&p, bytes); status != cudaSuccess) {
-        cudaGetLastError();  // the failure stays the thread's last error otherwise: clear it
-        throw cuda_error(status, "cudaMalloc of " + std::to_string(bytes) + " bytes");
-    }
+    check_cuda(cudaMalloc(&p, bytes), "cudaMalloc of " + std::to_string(bytes) + " bytes");
     DeviceBuffer buffer(static_cast<float*>(p), floats, &free_device);
     check_cuda(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
     return buffer;
@@ -93,6 +90,12 @@ std::size_t GpuContext::workspace_limit() const {
 
 void check_launch(const char* kernel) {
     check_cuda(cudaGetLastError(), std::string("launching ") + kernel);
+}
+
+void load_kernel(const void* kernel, const char* name) {
+    // Asking for a kernel's attributes loads it (as NCCL loads its own kernels at its start).
+    cudaFuncAttributes attributes{};
+    check_cuda(cudaFuncGetAttributes(&attributes, kernel), std::string("loading ") + name);
 }
 
 }  // namespace scalelab::cuda

@@ -74,4 +74,17 @@ inline unsigned int blocks_for(std::size_t n) {
 // launch configuration shows at once; faults inside the kernel show at the next synchronise).
 void check_launch(const char* kernel);
 
+// Loads `kernel` into the current device's context now rather than at its first launch. CUDA
+// loads kernels lazily (the default since CUDA 12.2), and loading one may allocate GPU memory
+// and wait for the whole device ("Lazy Loading", Potential Hazards): a kernel first launched in
+// a step, while a bucket's all-reduce waits for another GPU, would wait with it and allocate
+// beside a running collective, which a run must not (see Replica::prepare). So whoever owns a
+// kernel that a step runs but Replica::prepare's passes do not (the optimiser's passes, the
+// gradient norms, the accumulation's sum) loads it when it is made.
+void load_kernel(const void* kernel, const char* name);
+template <class... Args>
+void load_kernel(void (*kernel)(Args...), const char* name) {
+    load_kernel(reinterpret_cast<const void*>(kernel), name);
+}
+
 }  // namespace scalelab::cuda

@@ -25,14 +25,16 @@ class DeviceArray {
         }
     }
 
-    // A copy of `host` (pageable memory: a std::vector), in the order of `stream`. `host` may go
-    // as soon as this returns: CUDA stages a pageable source before cudaMemcpyAsync returns
-    // ("API synchronization behavior"), only the DMA to the GPU may still be running.
+    // A copy of `host` (pageable memory: a std::vector), in the order of `stream`, complete when
+    // this returns, so that `host` may go at once. For an asynchronous copy from pageable memory
+    // CUDA says only that it "might be synchronous" ("API synchronization behavior"), so the
+    // stream is waited for: once, when an optimiser is made.
     DeviceArray(std::span<const T> host, cudaStream_t stream) : DeviceArray(host.size()) {
         if (!host.empty()) {
             check_cuda(
                 cudaMemcpyAsync(data(), host.data(), bytes(), cudaMemcpyHostToDevice, stream),
                 "cudaMemcpyAsync to the GPU");
+            check_cuda(cudaStreamSynchronize(stream), "copying an optimiser's table to the GPU");
         }
     }
 

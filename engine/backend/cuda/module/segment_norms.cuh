@@ -83,6 +83,19 @@ __global__ void sum_segments(const SegmentChunks* segments, std::uint64_t segmen
     }
 }
 
+// Loads the kernels of ChunkedSegments::update(Update) and ::sum<kSums>(Terms, Finish) into the
+// current device's context (see load_kernel): an optimiser's maker does, for the passes its step
+// runs.
+template <class Update>
+void load_update_pass(const char* name) {
+    load_kernel(update_chunks<Update>, name);
+}
+template <int kSums, class Terms, class Finish>
+void load_sum_pass(const char* name) {
+    load_kernel(sum_chunks<kSums, Terms>, name);
+    load_kernel(sum_segments<kSums, Finish>, name);
+}
+
 // A chunk table in GPU memory, uploaded once, with room for kSums partial sums per chunk when
 // it is also summed over: the passes of one optimiser over the segments it was made for.
 class ChunkedSegments {

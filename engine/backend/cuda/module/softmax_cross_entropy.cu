@@ -43,7 +43,9 @@ __device__ float smoothed_target(int j, int label, float smoothing, float off) {
 
 // Block i: prob row i = softmax(z_i), loss[i] = log sum exp(z - zmax) - sum t_j (z_j - zmax)
 // (= logsumexp(z) - sum t_j z_j, since sum t_j = 1) and prediction[i] = the first index of the
-// largest logit (std::max_element's choice on the CPU).
+// largest logit, std::max_element's choice on the CPU. With NaN logits that is 0 when z_0 is NaN
+// (every comparison with it is false) and else the first largest of the others (fmaxf passes
+// over NaN as std::max_element's comparisons do).
 __global__ void softmax_cross_entropy_forward(const float* logits, const std::int32_t* labels,
                                               int classes, float smoothing, float* prob,
                                               double* loss, std::int32_t* prediction) {
@@ -75,7 +77,7 @@ __global__ void softmax_cross_entropy_forward(const float* logits, const std::in
         p[j] = float(p[j] / sum);
     if (threadIdx.x == 0) {
         loss[blockIdx.x] = log(sum) - dot;
-        prediction[blockIdx.x] = first_max;
+        prediction[blockIdx.x] = isnan(z[0]) ? 0 : first_max;
     }
 }
 

@@ -46,6 +46,12 @@ __global__ void add_partials(const double* __restrict__ partials, int blocks,
 
 }  // namespace
 
+void load_vector_kernels() {
+    load_kernel(add_kernel, "add_kernel");
+    load_kernel(squared_norm_partials, "squared_norm_partials");
+    load_kernel(add_partials, "add_partials");
+}
+
 void add_vector(GpuContext& ctx, std::span<const float> from, std::span<float> to) {
     if (from.empty())
         return;

@@ -9,6 +9,10 @@ namespace scalelab::cuda {
 // to += from, elementwise, on the context's stream.
 void add_vector(GpuContext& ctx, std::span<const float> from, std::span<float> to);
 
+// Loads the kernels of add_vector and SquaredNormAccumulator into the current device's context
+// (see load_kernel): a step runs them, Replica::prepare does not.
+void load_vector_kernels();
+
 // A running sum of squared L2 norms kept on the GPU, so that adding a bucket's norm never waits
 // for the stream. add(v): partial sums of v_i^2 in double, one per block of a fixed grid, then
 // one block adds them in index order to the sum: the same bits on every run.
