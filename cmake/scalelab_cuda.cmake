@@ -1,20 +1,21 @@
 # Whether to build the CUDA backend (engine/backend/cuda), which needs the CUDA toolkit 12 or
-# newer, cuDNN 9 and NCCL 2. SCALELAB_CUDA=AUTO builds it when all three are found, ON stops the
+# newer, cuDNN 9 and NCCL 2.13 or newer. SCALELAB_CUDA=AUTO builds it when all three are found, ON stops the
 # configuration when one is missing, OFF leaves it out. Included from the top-level
 # CMakeLists.txt (enable_language must run there); sets SCALELAB_WITH_CUDA and, when that is ON,
 # the CUDA language. CUDNN_LIBRARY/NCCL_LIBRARY and their include folders are found here, for the
 # layers and the communicator that will link them.
 set(SCALELAB_CUDA AUTO CACHE STRING
-    "Build the CUDA backend: AUTO (when CUDA 12+, cuDNN 9 and NCCL 2 are found), ON or OFF")
+    "Build the CUDA backend: AUTO (when CUDA 12+, cuDNN 9 and NCCL 2.13+ are found), ON or OFF")
 set_property(CACHE SCALELAB_CUDA PROPERTY STRINGS AUTO ON OFF)
 if(NOT SCALELAB_CUDA MATCHES "^(AUTO|ON|OFF)$")
     message(FATAL_ERROR "SCALELAB_CUDA is '${SCALELAB_CUDA}': use AUTO, ON or OFF")
 endif()
 
 # Finds `header` and `library` of a library NVIDIA ships apart from the toolkit, looking next to
-# the toolkit first, and checks that `version_header` defines <prefix>_MAJOR as `major`. Sets
-# <prefix>_VERSION, and appends what is wrong, if anything, to scalelab_cuda_missing.
-function(scalelab_find_cuda_library prefix title header library version_header major)
+# the toolkit first, and checks that `version_header` defines <prefix>_MAJOR as `major` and
+# <prefix>_MINOR as at least `min_minor`. Sets <prefix>_VERSION, and appends what is wrong, if
+# anything, to scalelab_cuda_missing.
+function(scalelab_find_cuda_library prefix title header library version_header major min_minor)
     find_path(${prefix}_INCLUDE_DIR ${header} HINTS ${CUDAToolkit_INCLUDE_DIRS}
               DOC "Folder of ${title}'s ${header}")
     find_library(${prefix}_LIBRARY ${library} HINTS ${CUDAToolkit_LIBRARY_DIR}
@@ -22,7 +23,8 @@ function(scalelab_find_cuda_library prefix title header library version_header m
     set(version_file "${${prefix}_INCLUDE_DIR}/${version_header}")
     if(NOT (${prefix}_INCLUDE_DIR AND ${prefix}_LIBRARY AND EXISTS "${version_file}"))
         set(hint "set ${prefix}_INCLUDE_DIR and ${prefix}_LIBRARY")
-        list(APPEND scalelab_cuda_missing "${title} ${major} (${header}, lib${library}: ${hint})")
+        list(APPEND scalelab_cuda_missing
+             "${title} ${major}.${min_minor}+ (${header}, lib${library}: ${hint})")
         set(scalelab_cuda_missing "${scalelab_cuda_missing}" PARENT_SCOPE)
         return()
     endif()
@@ -31,9 +33,9 @@ function(scalelab_find_cuda_library prefix title header library version_header m
     string(REGEX REPLACE "[^0-9]*([0-9]+).*" "\\1" found_major "${major_line}")
     string(REGEX REPLACE "[^0-9]*([0-9]+).*" "\\1" found_minor "${minor_line}")
     set(${prefix}_VERSION "${found_major}.${found_minor}" PARENT_SCOPE)
-    if(NOT found_major STREQUAL "${major}")
-        list(APPEND scalelab_cuda_missing
-             "${title} ${major} (found version '${found_major}.${found_minor}' in ${version_file})")
+    if(NOT found_major STREQUAL "${major}" OR found_minor LESS min_minor)
+        set(found "found version '${found_major}.${found_minor}' in ${version_file}")
+        list(APPEND scalelab_cuda_missing "${title} ${major}.${min_minor}+ (${found})")
         set(scalelab_cuda_missing "${scalelab_cuda_missing}" PARENT_SCOPE)
     endif()
 endfunction()
@@ -52,8 +54,9 @@ if(NOT SCALELAB_CUDA STREQUAL "OFF")
                  "the CUDA toolkit 12 or newer (set CUDAToolkit_ROOT to its folder)")
         endif()
     endif()
-    scalelab_find_cuda_library(CUDNN cuDNN cudnn.h cudnn cudnn_version.h 9)
-    scalelab_find_cuda_library(NCCL NCCL nccl.h nccl nccl.h 2)
+    scalelab_find_cuda_library(CUDNN cuDNN cudnn.h cudnn cudnn_version.h 9 0)
+    # 2.13: ncclGetLastError, the words behind an NCCL error.
+    scalelab_find_cuda_library(NCCL NCCL nccl.h nccl nccl.h 2 13)
 
     if(scalelab_cuda_missing)
         list(JOIN scalelab_cuda_missing "; " missing_text)

@@ -67,10 +67,15 @@ bool thread_has_context() {
     static const CtxGetCurrent get_current = [] {
         void* entry = nullptr;
         cudaDriverEntryPointQueryResult found{};
-        const bool ok =
-            cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &entry, 12000, cudaEnableDefault,
-                                             &found) == cudaSuccess &&
-            found == cudaDriverEntryPointSuccess;
+        // The call that names the version came with CUDA 12.5 and the other is deprecated since.
+#if CUDART_VERSION >= 12050
+        const cudaError_t status = cudaGetDriverEntryPointByVersion(
+            "cuCtxGetCurrent", &entry, 12000, cudaEnableDefault, &found);
+#else
+        const cudaError_t status =
+            cudaGetDriverEntryPoint("cuCtxGetCurrent", &entry, cudaEnableDefault, &found);
+#endif
+        const bool ok = status == cudaSuccess && found == cudaDriverEntryPointSuccess;
         return ok ? reinterpret_cast<CtxGetCurrent>(entry) : CtxGetCurrent{nullptr};
     }();
     CUcontext current = nullptr;
