@@ -50,11 +50,12 @@ std::vector<Bucket> plan_buckets(std::span<const std::size_t> param_ends, std::s
 // local norm are backend work too, enqueued before the mark.
 //
 // The work after the all-reduces (the optimiser) follows them the same way, without the host
-// waiting for them: finish() returns once the last bucket's all-reduce has started, having had
-// the backend wait for the communicator's fence marked behind it (Backend::wait_for: a CPU's
-// all-reduce is complete when it has started; a GPU's compute stream waits for the event on
-// the GPU). complete() then waits for every all-reduce on the host, for their errors and spans:
-// called once the step's work is enqueued, it costs the step nothing.
+// waiting for them: finish() returns once the last bucket's all-reduce has started (and, with
+// several devices, the local gradient's norm is read: see finish()), having had the backend
+// wait for the communicator's fence marked behind it (Backend::wait_for: a CPU's all-reduce is
+// complete when it has started; a GPU's compute stream waits for the event on the GPU).
+// complete() then waits for every all-reduce on the host, for their errors and spans: called
+// once the step's work is enqueued, it costs the step nothing.
 //
 // Invariants, enforced where noted:
 //  - every rank's buckets are all-reduced in bucket order, one at a time, by one thread: the
@@ -84,8 +85,11 @@ class GradientReducer {
     // Backward has written every gradient below `written_end` (a pointer into grads).
     void gradients_written(const float* written_end);
     // Backward is over: returns once every bucket's all-reduce has started and the backend's
-    // later work follows them (see the class comment). Rethrows a communication error
-    // (comm::Aborted) that happened before.
+    // later work follows them (see the class comment). With several devices it first reads the
+    // local squared norm, which waits for the backend to finish backward (on a GPU, the host
+    // waits for the compute stream; the last bucket's all-reduce, which the optimiser waits for
+    // anyway, runs meanwhile). Rethrows a communication error (comm::Aborted) that happened
+    // before.
     void finish();
     // Blocks until every bucket is reduced; rethrows a communication error.
     void complete();
