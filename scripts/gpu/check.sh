@@ -8,8 +8,12 @@
 #     512, wrn k=10 at 256; float32, TF32 off in both);
 #   - `bench allreduce --backend cuda` over every GPU present;
 #   - with Nsight Systems installed, the kernel and CUDA-call summaries of ScaleLab's cnn step.
-# Each step's output goes to $OUT/<step>.txt and its exit status to $OUT/summary.txt; a step that
-# fails does not stop the others. Ends with the figures in $OUT/figures.txt.
+# Each step's output goes to results/<step>.txt and its exit status to summary.txt; a step that
+# fails does not stop the others. $OUT ends up with three files, all a device run hands back (at
+# most 8 files come back from one): summary.txt, results.tar.gz (every step's output, packed
+# again after each step, so that what ran comes back even if the run is cut short) and, at the
+# end, figures.txt. One device command may run 600 s: the steps share BUDGET seconds (540 by
+# default), each cut to what is left of it, the correctness tests first.
 #
 #   OUT=/tmp/gpu-results scripts/gpu/check.sh [build/gpu-bundle.tar.xz]
 set -uo pipefail
@@ -17,26 +21,40 @@ cd "$(dirname "$0")/../.."
 bundle=${1:-build/gpu-bundle.tar.xz}
 out=${OUT:-build/gpu-check}
 [ -f "$bundle" ] || { echo "error: no bundle at $bundle: run scripts/gpu/bundle.sh first" >&2; exit 2; }
+deadline=$((SECONDS + ${BUDGET:-540}))
 mkdir -p "$out"
 root=$(mktemp -d)
 tar -C "$root" -xJf "$bundle"
+results="$root/results"
+mkdir -p "$results"
 
-# The NVIDIA libraries: the toolkit's, then those PyTorch's wheels carry (cuDNN, NCCL, cuBLAS).
+# ScaleLab's programs find the bundle's libraries first, then NVIDIA's: the toolkit's, then those
+# PyTorch's wheels carry (cuDNN, NCCL, cuBLAS). PyTorch itself runs with the machine's own (the
+# bundle's libstdc++ is Debian 12's).
 wheel_libs=$(python3 -c "
 import glob, os, site
 print(':'.join(d for base in site.getsitepackages() for d in glob.glob(os.path.join(base, 'nvidia', '*', 'lib'))))" 2>/dev/null)
-export LD_LIBRARY_PATH="$root/lib:/usr/local/cuda/lib64:${wheel_libs}:${LD_LIBRARY_PATH:-}"
-export SCALELAB_CUDA_MODULE="$root/lib/libscalelab_cuda.so"
-export QT_QPA_PLATFORM=offscreen
+scalelab_env=(env "LD_LIBRARY_PATH=$root/lib:/usr/local/cuda/lib64:${wheel_libs}:${LD_LIBRARY_PATH:-}"
+              "SCALELAB_CUDA_MODULE=$root/lib/libscalelab_cuda.so" QT_QPA_PLATFORM=offscreen)
 cli="$root/bin/scalelab-cli"
 
-step() {  # step NAME SECONDS COMMAND...
+pack() {
+    tar -C "$root" -czf "$out/results.tar.gz" results
+}
+step() {  # step NAME SECONDS COMMAND...: at most SECONDS, and never past the deadline
     local name=$1 limit=$2
     shift 2
+    local left=$((deadline - SECONDS))
+    ((left < limit)) && limit=$left
+    if ((limit < 10)); then
+        echo "$name: not run, out of time" | tee -a "$out/summary.txt"
+        return
+    fi
     echo "== $name"
-    timeout "$limit" "$@" >"$out/$name.txt" 2>&1
+    timeout -k 5 "$limit" "$@" >"$results/$name.txt" 2>&1
     local rc=$?
-    echo "$name rc=$rc" | tee -a "$out/summary.txt"
+    echo "$name rc=$rc ($limit s allowed)" | tee -a "$out/summary.txt"
+    pack
 }
 # Field $2 of the last JSON line of file $1, or "n/a" when there is none.
 last_json() {
@@ -47,37 +65,38 @@ print(rows[-1]['$2'] if rows else 'n/a')" 2>/dev/null || echo n/a
 }
 
 : >"$out/summary.txt"
-nvidia-smi >"$out/nvidia-smi.txt" 2>&1
-ldd "$SCALELAB_CUDA_MODULE" >"$out/ldd-module.txt" 2>&1
-step devices 60 "$cli" devices
+nvidia-smi >"$results/nvidia-smi.txt" 2>&1
+"${scalelab_env[@]}" ldd "$root/lib/libscalelab_cuda.so" >"$results/ldd-module.txt" 2>&1
+step devices 30 "${scalelab_env[@]}" "$cli" devices
 for test in test_cuda_devices test_gpu_module test_gpu_cudnn_layers test_gpu_own_kernels \
             test_fused_optimizers test_nccl_group test_gpu_training_steps; do
-    step "$test" 180 "$root/bin/$test"
+    step "$test" 90 "${scalelab_env[@]}" "$root/bin/$test"
 done
 # The accuracy test reads Fashion-MNIST from Debian's folder: the bundle's copy, linked there.
 if [ ! -e /usr/share/datasets/fashion-mnist ]; then
     mkdir -p /usr/share/datasets && ln -s "$root/data" /usr/share/datasets/fashion-mnist
 fi
-step test_fashion_mnist_accuracy_gpu 300 "$root/bin/test_fashion_mnist_accuracy" \
-    cnn_reaches_089_in_two_epochs_on_one_gpu
-step train_cnn 300 "$cli" train --device gpu --model cnn --epochs 2 --batch 128 --lr 0.05 \
-    --data "$root/data" --no-store --metrics-out "$out/train_cnn.jsonl"
+step test_fashion_mnist_accuracy_gpu 120 "${scalelab_env[@]}" \
+    "$root/bin/test_fashion_mnist_accuracy" cnn_reaches_089_in_two_epochs_on_one_gpu
 for case in "cnn 10 512" "wrn 10 256"; do
     read -r model width batch <<<"$case"
-    step "scalelab_${model}_${batch}" 180 "$cli" bench train --device gpu --model "$model" \
-        --width "$width" --batch "$batch" --devices 1 --json
-    step "pytorch_${model}_${batch}" 180 python3 "$root/torch_gpu_throughput.py" \
+    step "scalelab_${model}_${batch}" 90 "${scalelab_env[@]}" "$cli" bench train --device gpu \
+        --model "$model" --width "$width" --batch "$batch" --devices 1 --json
+    step "pytorch_${model}_${batch}" 90 python3 "$root/torch_gpu_throughput.py" \
         --anchor "$root/torch_anchor.py" --model "$model" --width "$width" --batch "$batch"
 done
-step allreduce 180 "$cli" bench allreduce --backend cuda --sizes 1M,16M,64M,256M --json
+step train_cnn 120 "${scalelab_env[@]}" "$cli" train --device gpu --model cnn --epochs 2 \
+    --batch 128 --lr 0.05 --data "$root/data" --no-store --metrics-out "$results/train_cnn.jsonl"
+step allreduce 60 "${scalelab_env[@]}" "$cli" bench allreduce --backend cuda \
+    --sizes 1M,16M,64M,256M --json
 # Where the GPU's time goes in ScaleLab's cnn step at 512, kernel by kernel and call by call,
 # where Nsight Systems is installed (its report files are left out: only the summaries return).
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
        2>/dev/null | head -1)
 if [ -n "$nsys" ]; then
-    step nsys_cnn_512 180 "$nsys" profile --stats=true --force-overwrite=true \
-        --output "$root/nsys_cnn_512" "$cli" bench train --device gpu --model cnn --batch 512 \
-        --devices 1 --windows 1 --json
+    step nsys_cnn_512 90 "${scalelab_env[@]}" "$nsys" profile --stats=true \
+        --force-overwrite=true --output "$root/nsys_cnn_512" "$cli" bench train --device gpu \
+        --model cnn --batch 512 --devices 1 --windows 1 --json
 else
     echo "nsys_cnn_512: not run, no nsys on this machine" | tee -a "$out/summary.txt"
 fi
@@ -85,19 +104,20 @@ fi
 {
     echo "test accuracy after each epoch (cnn, batch 128, 1 GPU): $(python3 -c "
 import json
-rows = [json.loads(l) for l in open('$out/train_cnn.jsonl')]
+rows = [json.loads(l) for l in open('$results/train_cnn.jsonl')]
 print(', '.join(str(round(r['val_accuracy'], 4)) for r in rows if r.get('type') == 'epoch') or 'n/a')" 2>/dev/null || echo n/a)"
     for case in "cnn 512" "wrn 256"; do
         read -r model batch <<<"$case"
-        ours=$(last_json "$out/scalelab_${model}_${batch}.txt" images_per_s 2>&1)
-        torch=$(last_json "$out/pytorch_${model}_${batch}.txt" images_per_s 2>&1)
+        ours=$(last_json "$results/scalelab_${model}_${batch}.txt" images_per_s 2>&1)
+        torch=$(last_json "$results/pytorch_${model}_${batch}.txt" images_per_s 2>&1)
         echo "$model batch $batch: scalelab $ours, pytorch $torch images/s" \
              "(ratio $(python3 -c "print(f'{$ours / $torch:.2f}')" 2>/dev/null || echo n/a))"
         echo "  scalelab's step, ms: $(python3 -c "
 import json
-rows = [json.loads(l) for l in open('$out/scalelab_${model}_${batch}.txt') if l.startswith('{')]
+rows = [json.loads(l) for l in open('$results/scalelab_${model}_${batch}.txt') if l.startswith('{')]
 parts = ('data', 'forward', 'backward', 'exposed_comm', 'wait', 'optimizer')
 print(', '.join(f'{p} {rows[-1][p + \"_ms\"]:.3f}' for p in parts) if rows else 'n/a')" 2>/dev/null ||
             echo n/a)"
     done
 } | tee "$out/figures.txt"
+cp "$out/figures.txt" "$results/" && pack

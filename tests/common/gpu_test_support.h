@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <span>
 #include <vector>
@@ -67,6 +68,17 @@ inline std::vector<float> to_host(Backend& backend, const float* device, std::si
     std::vector<float> host(floats);
     backend.download(device, host);
     return host;
+}
+
+// A CPU backend tensor's values in plain NCHW order, whatever its layout (the CPU backend may
+// hand back a blocked one, e.g. a convolution's output). The reorder kernel owns the plain copy,
+// so it is kept until the copy has been read.
+inline std::vector<float> cpu_plain_values(Backend& cpu, const Tensor& t) {
+    if (t.desc.plain())
+        return to_host(cpu, t.data, t.shape().numel());
+    const std::unique_ptr<ReorderKernel> reorder = cpu.to_plain(t.desc);
+    const Tensor plain = reorder->forward(t);
+    return to_host(cpu, plain.data, plain.shape().numel());
 }
 
 // max_i |actual_i - expected_i| / max_i |expected_i| (0 when both are all zero): the error

@@ -1,7 +1,8 @@
 // The CPU backend's memory: a buffer that cannot be had is the user's OutOfMemory error, saying
 // what to make smaller, not a crash (docs/errors.md, E-RUN-OUT-OF-MEMORY); its input stage holds
 // what it was made for and refuses more. Its dropout draws each activation's mask by the
-// activation's logical index in a blocked layout too, as the GPU does on its plain tensors.
+// activation's logical index in a blocked layout too, as the GPU does on its plain tensors. And
+// the GPU tests' reference, a CPU tensor read in plain order, reads a blocked one right.
 
 #include <QtTest>
 
@@ -13,8 +14,30 @@
 #include "backend/cpu/dnnl_util.h"
 #include "backend/dropout_mask.h"
 #include "error.h"
+#include "gpu_test_support.h"
 
 using namespace scalelab;
+
+namespace {
+
+// nChw8c with 12 channels: blocks of 8 channels, the second one half padding. Element
+// (n, c, h, w) sits at ((n * 2 + c / 8) * h_w + h * w_size + w) * 8 + c % 8.
+struct BlockedTensor {
+    Shape shape{2, 12, 3, 5};
+    int blocks = 2;
+    int hw = shape.h * shape.w;
+    TensorDesc desc =
+        cpu::desc_of(shape, dnnl::memory::desc(cpu::dims_of(shape), dnnl::memory::data_type::f32,
+                                               dnnl::memory::format_tag::nChw8c));
+
+    // Where the value of (n, c, spatial index i) is.
+    std::size_t at(int n, int c, int i) const {
+        return ((std::size_t(n) * blocks + std::size_t(c / 8)) * hw + std::size_t(i)) * 8 +
+               std::size_t(c % 8);
+    }
+};
+
+}  // namespace
 
 class TestCpuBackend : public QObject {
     Q_OBJECT
@@ -53,19 +76,13 @@ class TestCpuBackend : public QObject {
     }
 
     void dropout_draws_by_logical_index_in_a_blocked_layout() {
-        // nChw8c with 12 channels: blocks of 8 channels, the second one half padding. Element
-        // (n, c, h, w) sits at ((n * 2 + c / 8) * h_w + h * w_size + w) * 8 + c % 8.
-        const Shape shape{2, 12, 3, 5};
-        const int blocks = 2, hw = shape.h * shape.w;
-        const TensorDesc blocked = cpu::desc_of(
-            shape, dnnl::memory::desc(cpu::dims_of(shape), dnnl::memory::data_type::f32,
-                                      dnnl::memory::format_tag::nChw8c));
+        const BlockedTensor layout;
+        const Shape shape = layout.shape;
+        const int blocks = layout.blocks, hw = layout.hw;
+        const TensorDesc& blocked = layout.desc;
         QVERIFY(!blocked.plain());
         QCOMPARE(blocked.bytes(), std::size_t(shape.n) * blocks * 8 * hw * sizeof(float));
-        const auto at = [&](int n, int c, int i) {
-            return ((std::size_t(n) * blocks + std::size_t(c / 8)) * hw + std::size_t(i)) * 8 +
-                   std::size_t(c % 8);
-        };
+        const auto at = [&](int n, int c, int i) { return layout.at(n, c, i); };
 
         cpu::CpuBackend backend(1);
         const DeviceBuffer x = backend.allocate(blocked.bytes() / sizeof(float));
@@ -96,6 +113,28 @@ class TestCpuBackend : public QObject {
                 for (int i = 0; i < hw; ++i)
                     QCOMPARE(y.data[at(n, c, i)], 0.0f);
         QVERIFY(kept > 0 && kept < int(shape.numel()));  // a mask, not all or nothing
+    }
+
+    void a_blocked_tensor_reads_in_plain_order() {
+        // The GPU tests compare with the CPU backend through testing::cpu_plain_values, which
+        // must keep the reorder's output alive while it reads it.
+        const BlockedTensor layout;
+        cpu::CpuBackend backend(1);
+        const DeviceBuffer x = backend.allocate(layout.desc.bytes() / sizeof(float));
+        const Shape shape = layout.shape;
+        for (int n = 0; n < shape.n; ++n)
+            for (int c = 0; c < shape.c; ++c)
+                for (int i = 0; i < layout.hw; ++i)
+                    x.data()[layout.at(n, c, i)] = float(1000 * n + 10 * c + i);
+        const std::vector<float> plain =
+            testing::cpu_plain_values(backend, Tensor{layout.desc, x.data()});
+        QCOMPARE(plain.size(), shape.numel());
+        for (int n = 0; n < shape.n; ++n)
+            for (int c = 0; c < shape.c; ++c)
+                for (int i = 0; i < layout.hw; ++i)
+                    QCOMPARE(plain[(std::size_t(n) * shape.c + std::size_t(c)) * layout.hw +
+                                   std::size_t(i)],
+                             float(1000 * n + 10 * c + i));
     }
 };
 

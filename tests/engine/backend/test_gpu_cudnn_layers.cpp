@@ -23,6 +23,7 @@
 #include "gpu_test_support.h"
 
 using namespace scalelab;
+using testing::cpu_plain_values;
 using testing::random_values;
 using testing::relative_error;
 using testing::to_device;
@@ -42,12 +43,6 @@ constexpr double kTolerance = 1e-4;
         QVERIFY2(scalelab_error <= kTolerance,                                                \
                  qPrintable(QString("%1: relative error %2").arg(what).arg(scalelab_error))); \
     } while (false)
-
-// A CPU backend tensor's values in plain NCHW order, whatever its layout.
-std::vector<float> cpu_plain_values(Backend& cpu, const Tensor& t) {
-    const Tensor plain = cpu.to_plain(t.desc)->forward(t);
-    return std::vector<float>(plain.data, plain.data + t.shape().numel());
-}
 
 // A GPU backend tensor's values (always plain NCHW).
 std::vector<float> gpu_values(Backend& gpu, const Tensor& t) {

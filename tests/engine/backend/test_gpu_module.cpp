@@ -36,9 +36,15 @@ class TestGpuModule : public QObject {
     // First: once the module has loaded, the process keeps it.
     void a_module_that_cannot_be_loaded_says_what_to_do() {
 #if SCALELAB_TEST_WITH_CUDA
+        // The path the caller gave (scripts/gpu/check.sh gives the bundle's) is put back after,
+        // for the tests below: the next call tries to load the module again.
+        const QByteArray callers_module = qgetenv("SCALELAB_CUDA_MODULE");
         qputenv("SCALELAB_CUDA_MODULE", "/etc/passwd/dir/libscalelab_cuda.so");
         const auto error = thrown([] { make_gpu_backend({}); });
-        qunsetenv("SCALELAB_CUDA_MODULE");
+        if (callers_module.isEmpty())
+            qunsetenv("SCALELAB_CUDA_MODULE");
+        else
+            qputenv("SCALELAB_CUDA_MODULE", callers_module);
         QVERIFY(error);
         QCOMPARE(error->kind(), ErrorKind::InvalidSpec);
         const QString message = error->what();

@@ -82,14 +82,6 @@ std::optional<ErrorKind> thrown_kind(const std::function<void()>& f) {
     return std::nullopt;
 }
 
-// A CPU result as plain NCHW floats on the host (the CPU backend may hand back a blocked layout).
-std::vector<float> cpu_plain(cpu::CpuBackend& cpu, const Tensor& t) {
-    if (t.desc.plain())
-        return to_host(cpu, t.data, t.shape().numel());
-    const Tensor p = cpu.to_plain(t.desc)->forward(t);
-    return to_host(cpu, p.data, p.shape().numel());
-}
-
 // A GPU result on the host; none (so that every comparison fails) when it is not plain.
 std::vector<float> gpu_host(Backend& gpu, const Tensor& t) {
     if (!t.desc.plain())
@@ -172,14 +164,14 @@ class TestGpuOwnKernels : public QObject {
         const Tensor cy = ck->forward({plain(xs), bx.cpu.data()}, bw.cpu.data(), bb.cpu.data());
         const Tensor gy = gk->forward({plain(xs), bx.gpu.data()}, bw.gpu.data(), bb.gpu.data());
         QCOMPARE(gy.shape(), cy.shape());
-        QVERIFY(relative_error(gpu_host(*gpu_, gy), cpu_plain(*cpu_, cy)) <= kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gy), cpu_plain_values(*cpu_, cy)) <= kTolerance);
 
         const Tensor cdx =
             ck->backward({cy.desc, bdy.cpu.data()}, bw.cpu.data(), cdw.data(), cdb.data(), true);
         const Tensor gdx =
             gk->backward({gy.desc, bdy.gpu.data()}, bw.gpu.data(), gdw.data(), gdb.data(), true);
         QCOMPARE(gdx.shape(), xs);
-        QVERIFY(relative_error(gpu_host(*gpu_, gdx), cpu_plain(*cpu_, cdx)) <= kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gdx), cpu_plain_values(*cpu_, cdx)) <= kTolerance);
         QVERIFY(relative_error(to_host(*gpu_, gdw.data(), w.size()),
                                to_host(*cpu_, cdw.data(), w.size())) <= kTolerance);
         QVERIFY(relative_error(to_host(*gpu_, gdb.data(), b.size()),
@@ -244,7 +236,7 @@ class TestGpuOwnKernels : public QObject {
                                       brm.cpu.data(), brv.cpu.data());
         const Tensor gy = gk->forward(mean, var, n, bscale.gpu.data(), bshift.gpu.data(),
                                       brm.gpu.data(), brv.gpu.data());
-        QVERIFY(relative_error(gpu_host(*gpu_, gy), cpu_plain(*cpu_, cy)) <= kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gy), cpu_plain_values(*cpu_, cy)) <= kTolerance);
         QVERIFY(relative_error(to_host(*gpu_, brm.gpu.data(), channels),
                                to_host(*cpu_, brm.cpu.data(), channels)) <= kTolerance);
         QVERIFY(relative_error(to_host(*gpu_, brv.gpu.data(), channels),
@@ -266,7 +258,7 @@ class TestGpuOwnKernels : public QObject {
             s *= 3;
         const Tensor cdx = ck->backward(bscale.cpu.data(), global_sums, n);
         const Tensor gdx = gk->backward(bscale.gpu.data(), global_sums, n);
-        QVERIFY(relative_error(gpu_host(*gpu_, gdx), cpu_plain(*cpu_, cdx)) <= kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gdx), cpu_plain_values(*cpu_, cdx)) <= kTolerance);
     }
 
     void dropout_matches_the_cpu_data() {
@@ -290,7 +282,7 @@ class TestGpuOwnKernels : public QObject {
         auto gk = gpu_->dropout(plain(shape));
         const std::uint64_t seed = 0x5eed;
         const std::vector<float> cy =
-            cpu_plain(*cpu_, ck->forward({plain(shape), bx.cpu.data()}, p, seed));
+            cpu_plain_values(*cpu_, ck->forward({plain(shape), bx.cpu.data()}, p, seed));
         const Tensor gyt = gk->forward({plain(shape), bx.gpu.data()}, p, seed);
         const std::vector<float> gy = gpu_host(*gpu_, gyt);
         QCOMPARE(gy.size(), cy.size());
@@ -299,7 +291,7 @@ class TestGpuOwnKernels : public QObject {
         QVERIFY(relative_error(gy, cy) <= kTolerance);
         const Tensor cdx = ck->backward({plain(shape), bdy.cpu.data()});
         const Tensor gdx = gk->backward({gyt.desc, bdy.gpu.data()});
-        QVERIFY(relative_error(gpu_host(*gpu_, gdx), cpu_plain(*cpu_, cdx)) <= kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gdx), cpu_plain_values(*cpu_, cdx)) <= kTolerance);
     }
 
     void add_matches_the_cpu() {
@@ -314,11 +306,12 @@ class TestGpuOwnKernels : public QObject {
         auto gk = gpu_->add(plain(shape), plain(shape));
         const Tensor cy = ck->forward({plain(shape), ba.cpu.data()}, {plain(shape), bb.cpu.data()});
         const Tensor gy = gk->forward({plain(shape), ba.gpu.data()}, {plain(shape), bb.gpu.data()});
-        QVERIFY(relative_error(gpu_host(*gpu_, gy), cpu_plain(*cpu_, cy)) <= kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gy), cpu_plain_values(*cpu_, cy)) <= kTolerance);
         const Tensor gdb = gk->gradient_for_b({gy.desc, bdy.gpu.data()});
         QCOMPARE(gdb.shape(), shape);
-        QVERIFY(relative_error(gpu_host(*gpu_, gdb),
-                               cpu_plain(*cpu_, ck->gradient_for_b({cy.desc, bdy.cpu.data()}))) <=
+        QVERIFY(relative_error(
+                    gpu_host(*gpu_, gdb),
+                    cpu_plain_values(*cpu_, ck->gradient_for_b({cy.desc, bdy.cpu.data()}))) <=
                 kTolerance);
     }
 
@@ -435,8 +428,8 @@ class TestGpuOwnKernels : public QObject {
         QCOMPARE(gl.correct, cl.correct);
         QVERIFY(cl.correct >= 1);  // sample 1 at least: a count of 0 would prove little
         QCOMPARE(gd.shape(), shape);
-        QVERIFY(relative_error(gpu_host(*gpu_, gd), cpu_plain(*cpu_, ck->backward(grad_scale))) <=
-                kTolerance);
+        QVERIFY(relative_error(gpu_host(*gpu_, gd),
+                               cpu_plain_values(*cpu_, ck->backward(grad_scale))) <= kTolerance);
     }
 
     void predictions_from_nan_logits_match_the_cpu() {
