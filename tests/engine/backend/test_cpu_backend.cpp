@@ -82,7 +82,6 @@ class TestCpuBackend : public QObject {
         const TensorDesc& blocked = layout.desc;
         QVERIFY(!blocked.plain());
         QCOMPARE(blocked.bytes(), std::size_t(shape.n) * blocks * 8 * hw * sizeof(float));
-        const auto at = [&](int n, int c, int i) { return layout.at(n, c, i); };
 
         cpu::CpuBackend backend(1);
         const DeviceBuffer x = backend.allocate(blocked.bytes() / sizeof(float));
@@ -90,8 +89,8 @@ class TestCpuBackend : public QObject {
         for (int n = 0; n < shape.n; ++n)
             for (int c = 0; c < shape.c; ++c)
                 for (int i = 0; i < hw; ++i) {
-                    x.data()[at(n, c, i)] = float(1 + c + i);
-                    dy.data()[at(n, c, i)] = float(2 + n + c);
+                    x.data()[layout.at(n, c, i)] = float(1 + c + i);
+                    dy.data()[layout.at(n, c, i)] = float(2 + n + c);
                 }
         const float p = 0.4f, scale = 1.0f / (1.0f - p);
         const std::uint64_t seed = 77;
@@ -105,13 +104,13 @@ class TestCpuBackend : public QObject {
                     const std::uint64_t logical = (std::uint64_t(n) * shape.c + c) * hw + i;
                     const float m = dropout_keeps(seed, logical, p) ? scale : 0.0f;
                     kept += m > 0;
-                    QCOMPARE(y.data[at(n, c, i)], float(1 + c + i) * m);
-                    QCOMPARE(dx.data[at(n, c, i)], float(2 + n + c) * m);
+                    QCOMPARE(y.data[layout.at(n, c, i)], float(1 + c + i) * m);
+                    QCOMPARE(dx.data[layout.at(n, c, i)], float(2 + n + c) * m);
                 }
         for (int n = 0; n < shape.n; ++n)  // the padding channels 12..15 stay zero
             for (int c = shape.c; c < blocks * 8; ++c)
                 for (int i = 0; i < hw; ++i)
-                    QCOMPARE(y.data[at(n, c, i)], 0.0f);
+                    QCOMPARE(y.data[layout.at(n, c, i)], 0.0f);
         QVERIFY(kept > 0 && kept < int(shape.numel()));  // a mask, not all or nothing
     }
 

@@ -103,9 +103,11 @@ class LoggedInputStage final : public InputStage {
     std::vector<std::string>& log_;
 };
 
-class LoggedLossBackend final : public testing::ForwardingCpuBackend {
+// The CPU backend, logging its loss's calls (LoggedLoss) and its input stage's (LoggedInputStage)
+// into one log, in order.
+class CallLoggingBackend final : public testing::ForwardingCpuBackend {
   public:
-    explicit LoggedLossBackend(std::vector<std::string>& log) : log_(log) {}
+    explicit CallLoggingBackend(std::vector<std::string>& log) : log_(log) {}
     std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
                                                                      float smoothing) override {
         return std::make_unique<LoggedLoss>(
@@ -233,7 +235,7 @@ class StepTimelineTest : public QObject {
         spec.batch = 4;
         spec.accumulation = 2;
         const auto comms = comm::make_thread_comms(1);
-        DeviceWorker worker(spec, Shape{1, 1, 28, 28}, std::make_unique<LoggedLossBackend>(log),
+        DeviceWorker worker(spec, Shape{1, 1, 28, 28}, std::make_unique<CallLoggingBackend>(log),
                             *comms[0]);
         const data::Batch batch = batch_of(spec.batch);
         DeviceStepTimes times;
@@ -254,7 +256,7 @@ class StepTimelineTest : public QObject {
         spec.batch = 4;
         const Shape image{1, 1, 28, 28};
         const auto comms = comm::make_thread_comms(1);
-        DeviceWorker worker(spec, image, std::make_unique<LoggedLossBackend>(log), *comms[0]);
+        DeviceWorker worker(spec, image, std::make_unique<CallLoggingBackend>(log), *comms[0]);
         data::Dataset images;
         images.channels = 1;
         images.height = images.width = 28;
