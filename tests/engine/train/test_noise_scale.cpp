@@ -31,23 +31,22 @@ class NoiseScale : public QObject {
         constexpr int dims = 50;
         const double g = 1.0 / std::sqrt(double(dims));  // |G|^2 = 1
         const double expected = dims * sigma * sigma;
+        // A device's gradient is the mean of b_small per-sample gradients G + N(0, s^2 I), so it
+        // is drawn directly as G + N(0, s^2 / b_small I): the same distribution, b_small times
+        // fewer draws.
         std::mt19937_64 rng(11);
-        std::normal_distribution<double> noise(0.0, sigma);
+        std::normal_distribution<double> noise(0.0, sigma / std::sqrt(double(b_small)));
         NoiseScaleEstimator estimator(0.999);
         const int b_big = devices * b_small;
         for (int step = 0; step < 6000; ++step) {
             std::vector<double> big(dims, 0.0);
             double small_sq = 0;
             for (int d = 0; d < devices; ++d) {
-                std::vector<double> small(dims, 0.0);
-                for (int s = 0; s < b_small; ++s)
-                    for (int i = 0; i < dims; ++i)
-                        small[std::size_t(i)] += g + noise(rng);
                 double sq = 0;
                 for (int i = 0; i < dims; ++i) {
-                    small[std::size_t(i)] /= b_small;
-                    sq += small[std::size_t(i)] * small[std::size_t(i)];
-                    big[std::size_t(i)] += small[std::size_t(i)] / devices;
+                    const double small = g + noise(rng);
+                    sq += small * small;
+                    big[std::size_t(i)] += small / devices;
                 }
                 small_sq += sq / devices;
             }
