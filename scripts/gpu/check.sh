@@ -7,6 +7,8 @@
 #   - training images/s, ScaleLab against PyTorch eager on the same model and batch (cnn at
 #     512, wrn k=10 at 256; float32, TF32 off in both);
 #   - `bench allreduce --backend cuda` over every GPU present;
+#   - with compute-sanitizer installed, ScaleLab's own kernels' tests under memcheck and
+#     racecheck, and a few training steps under memcheck;
 #   - with Nsight Systems installed, the kernel and CUDA-call summaries of ScaleLab's cnn step.
 # Each step's output goes to results/<step>.txt and its exit status to summary.txt; a step that
 # fails does not stop the others. $OUT ends up with three files, all a device run hands back (at
@@ -17,7 +19,7 @@
 #
 #   OUT=/tmp/gpu-results scripts/gpu/check.sh [build/gpu-bundle.tar.xz]
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
 bundle=${1:-build/gpu-bundle.tar.xz}
 out=${OUT:-build/gpu-check}
 [ -f "$bundle" ] || { echo "error: no bundle at $bundle: run scripts/gpu/bundle.sh first" >&2; exit 2; }
@@ -89,13 +91,39 @@ step train_cnn 120 "${scalelab_env[@]}" "$cli" train --device gpu --model cnn --
     --batch 128 --lr 0.05 --data "$root/data" --no-store --metrics-out "$results/train_cnn.jsonl"
 step allreduce 60 "${scalelab_env[@]}" "$cli" bench allreduce --backend cuda \
     --sizes 1M,16M,64M,256M --json
+# ScaleLab's own kernels (layers, loss, optimisers, norms, block reductions) under
+# compute-sanitizer, where the machine has it: memcheck (out-of-bounds and misaligned accesses,
+# CUDA API errors) and racecheck (shared-memory hazards in the block reductions); then whole
+# training steps under memcheck, for the buffers a replica sizes (activations, workspaces, the
+# pinned input stage). The tests compare results, which a stray write outside a buffer or a
+# missing __syncthreads can leave right on one run. The sanitizer runs with the machine's
+# libraries, the test (through env, which it follows) with the bundle's.
+sanitized_checks=("memcheck test_gpu_own_kernels 60" "memcheck test_fused_optimizers 45"
+                  "racecheck test_gpu_own_kernels 60" "racecheck test_fused_optimizers 45"
+                  "memcheck test_gpu_training_steps 60")
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
+            /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+for check in "${sanitized_checks[@]}"; do
+    read -r tool test limit <<<"$check"
+    if [ -z "$sanitizer" ]; then
+        echo "${tool}_$test: not run, no compute-sanitizer on this machine" |
+            tee -a "$out/summary.txt"
+        continue
+    fi
+    # The training steps' test: only its GPU comparison.
+    functions=()
+    [ "$test" = test_gpu_training_steps ] && functions=(gpu_steps_match_cpu_steps)
+    step "${tool}_$test" "$limit" "$sanitizer" --tool "$tool" --target-processes all \
+        --error-exitcode 1 --print-limit 20 "${scalelab_env[@]}" "$root/bin/$test" \
+        "${functions[@]}"
+done
 # Where the GPU's time goes in ScaleLab's cnn step at 512, kernel by kernel and call by call,
 # where Nsight Systems is installed (its report files are left out: only the summaries return).
 nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
        2>/dev/null | head -1)
 if [ -n "$nsys" ]; then
-    step nsys_cnn_512 90 "${scalelab_env[@]}" "$nsys" profile --stats=true \
-        --force-overwrite=true --output "$root/nsys_cnn_512" "$cli" bench train --device gpu \
+    step nsys_cnn_512 90 "$nsys" profile --stats=true --force-overwrite=true \
+        --output "$root/nsys_cnn_512" "${scalelab_env[@]}" "$cli" bench train --device gpu \
         --model cnn --batch 512 --devices 1 --windows 1 --json
 else
     echo "nsys_cnn_512: not run, no nsys on this machine" | tee -a "$out/summary.txt"
@@ -118,6 +146,11 @@ rows = [json.loads(l) for l in open('$results/scalelab_${model}_${batch}.txt') i
 parts = ('data', 'forward', 'backward', 'exposed_comm', 'wait', 'optimizer')
 print(', '.join(f'{p} {rows[-1][p + \"_ms\"]:.3f}' for p in parts) if rows else 'n/a')" 2>/dev/null ||
             echo n/a)"
+    done
+    for check in "${sanitized_checks[@]}"; do
+        read -r tool test _ <<<"$check"
+        summary=$(grep -h 'ERROR SUMMARY' "$results/${tool}_$test.txt" 2>/dev/null | sed 's/^=* *//')
+        echo "compute-sanitizer $tool, $test: ${summary:-n/a}"
     done
 } | tee "$out/figures.txt"
 cp "$out/figures.txt" "$results/" && pack
