@@ -7,8 +7,8 @@
 #   - training images/s, ScaleLab against PyTorch eager on the same model and batch (cnn at
 #     512, wrn k=10 at 256; float32, TF32 off in both);
 #   - `bench allreduce --backend cuda` over every GPU present;
-#   - with compute-sanitizer installed, ScaleLab's own kernels' tests under memcheck and
-#     racecheck, and a few training steps under memcheck;
+#   - with compute-sanitizer installed, ScaleLab's own kernels' tests under memcheck, racecheck
+#     and initcheck, and a few training steps under memcheck;
 #   - with Nsight Systems installed, the kernel and CUDA-call summaries of ScaleLab's cnn step.
 # Each step's output goes to results/<step>.txt and its exit status to summary.txt; a step that
 # fails does not stop the others. $OUT ends up with three files, all a device run hands back (at
@@ -92,15 +92,18 @@ step train_cnn 120 "${scalelab_env[@]}" "$cli" train --device gpu --model cnn --
 step allreduce 60 "${scalelab_env[@]}" "$cli" bench allreduce --backend cuda \
     --sizes 1M,16M,64M,256M --json
 # ScaleLab's own kernels (layers, loss, optimisers, norms, block reductions) under
-# compute-sanitizer, where the machine has it: memcheck (out-of-bounds and misaligned accesses,
-# CUDA API errors) and racecheck (shared-memory hazards in the block reductions); then whole
-# training steps under memcheck, for the buffers a replica sizes (activations, workspaces, the
-# pinned input stage). The tests compare results, which a stray write outside a buffer or a
-# missing __syncthreads can leave right on one run. The sanitizer runs with the machine's
-# libraries, the test (through env, which it follows) with the bundle's.
+# compute-sanitizer, where the machine has it, each check cut short when time runs out:
+#   - memcheck: out-of-bounds and misaligned accesses, CUDA API errors; for whole training
+#     steps too, for the buffers a replica sizes (activations, workspaces, the pinned stage);
+#   - racecheck: shared-memory hazards in the block reductions;
+#   - initcheck: reads of device memory never written, which fresh cudaMalloc memory, often all
+#     zeros, can hide from a comparison with the CPU.
+# The tests compare results, which a stray write outside a buffer or a missing __syncthreads can
+# leave right on one run. The sanitizer runs with the machine's libraries, the test (through
+# env, which it follows) with the bundle's.
 sanitized_checks=("memcheck test_gpu_own_kernels 60" "memcheck test_fused_optimizers 45"
-                  "racecheck test_gpu_own_kernels 60" "racecheck test_fused_optimizers 45"
-                  "memcheck test_gpu_training_steps 60")
+                  "memcheck test_gpu_training_steps 60" "racecheck test_gpu_own_kernels 60"
+                  "racecheck test_fused_optimizers 45" "initcheck test_gpu_own_kernels 45")
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
             /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
 for check in "${sanitized_checks[@]}"; do
