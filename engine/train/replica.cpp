@@ -125,6 +125,14 @@ void Replica::prepare(std::span<const int> train_sizes, std::span<const int> eva
 
     if (!state.empty())
         backend_->upload(saved_state, state.data());
+    // Returns with all this work done. On a GPU the collective that comes next (the broadcast
+    // of the initial parameters, DeviceWorker::broadcast_initial_state) runs on a stream that
+    // does not wait for this one, and would overwrite parameters that the last backward may
+    // still be reading: result() waited for the loss only, and upload() is skipped without
+    // running statistics.
+    const std::unique_ptr<Fence> done = backend_->make_fence();
+    done->mark();
+    done->wait();
 }
 
 }  // namespace scalelab

@@ -65,6 +65,8 @@ class Replica {
     // and backward and one evaluation forward of zeros at each size, after which the batch-norm
     // running statistics are put back. Parameters and optimiser state are not touched; the
     // gradients are left written, as every backward overwrites them (nn::Model::backward).
+    // Returns once the backend has done all this work, so that a collective may write the
+    // parameters next.
     //
     // Why: a layer makes its kernel the first time it sees a shape (nn::KernelCache) and a GPU
     // kernel allocates its memory then. cudaMalloc takes the device's page-table lock, which a

@@ -2,8 +2,9 @@
 // is the engine's side (which kernels and copies a step asks for), the same whatever the backend.
 //  - Replica::prepare, what lets a GPU run allocate nothing once its collectives start: after
 //    it, training and evaluation at the prepared batch sizes make no kernel and allocate no
-//    memory (a backend that counts both says so, and counts a size that was not prepared), and a
-//    prepared replica computes exactly what an unprepared one does.
+//    memory (a backend that counts both says so, and counts a size that was not prepared), a
+//    prepared replica computes exactly what an unprepared one does, and prepare returns once
+//    its work is done (a backend that logs its loss's calls and its fences says so).
 //  - Replica::stage, what lets a GPU copy the next batch while the last step's work runs: the
 //    forward of a staged batch copies nothing more and computes what an unstaged one does, and
 //    any other upload in between takes the stage back, so that the staged batch is copied again.
@@ -12,6 +13,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
@@ -19,6 +21,7 @@
 #include "error.h"
 #include "forwarding_cpu_backend.h"
 #include "gpu_test_support.h"
+#include "logged_calls.h"
 #include "train/replica.h"
 
 using namespace scalelab;
@@ -124,6 +127,23 @@ class CountingBackend final : public testing::ForwardingCpuBackend {
     int* made_;
 };
 
+// The CPU backend, logging its loss's calls and its fences' marks and waits (logged_calls.h).
+class FenceLoggingBackend final : public testing::ForwardingCpuBackend {
+  public:
+    explicit FenceLoggingBackend(std::vector<std::string>& log) : log_(log) {}
+    std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
+                                                                     float smoothing) override {
+        return std::make_unique<testing::LoggedLoss>(
+            ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
+    }
+    std::unique_ptr<Fence> make_fence() override {
+        return std::make_unique<testing::LoggedFence>(log_);
+    }
+
+  private:
+    std::vector<std::string>& log_;
+};
+
 data::Batch batch_of(int size, std::uint32_t seed) {
     data::Batch b;
     b.size = size;
@@ -222,6 +242,35 @@ class ReplicaTest : public QObject {
                  host_copy(plain, plain.model().state()));
         const data::Batch test = batch_of(3, 99);
         QCOMPARE(evaluated_loss(prepared, test), evaluated_loss(plain, test));
+    }
+
+    void prepare_returns_with_its_work_done_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<bool>("evaluates");
+        QTest::addColumn<QStringList>("calls");
+        const QStringList train{"forward", "backward", "result"};
+        const QStringList evaluate{"forward", "result"};
+        const QStringList done{"fence mark", "fence wait"};
+        // mlp has no running statistics to put back: nothing but the fence follows its backward.
+        QTest::newRow("mlp, training only") << "mlp" << false << train + done;
+        QTest::newRow("mlp, training and evaluation") << "mlp" << true << train + evaluate + done;
+        QTest::newRow("resnet8, training only") << "resnet8" << false << train + done;
+    }
+    // On a GPU the broadcast of the initial parameters that follows prepare runs on a stream
+    // that does not wait for the backend's: prepare waits for its own work (a fence marked after
+    // it), or that broadcast could overwrite parameters its last backward still reads.
+    void prepare_returns_with_its_work_done() {
+        QFETCH(QString, model);
+        QFETCH(bool, evaluates);
+        QFETCH(QStringList, calls);
+        std::vector<std::string> log;
+        Replica replica(spec_for(model), kImage, std::make_unique<FenceLoggingBackend>(log));
+        replica.prepare(std::vector<int>{kBatch},
+                        evaluates ? std::vector<int>{3} : std::vector<int>{});
+        QStringList logged;
+        for (const std::string& call : log)
+            logged << QString::fromStdString(call);
+        QCOMPARE(logged, calls);
     }
 
     void sizes_the_input_cannot_hold_are_refused() {

@@ -20,6 +20,7 @@
 #include "error.h"
 #include "forwarding_cpu_backend.h"
 #include "gpu_test_support.h"
+#include "logged_calls.h"
 #include "train/device_worker.h"
 #include "train/step_timeline.h"
 
@@ -65,29 +66,6 @@ class ScriptedClockBackend final : public testing::ForwardingCpuBackend {
     ScriptedClock& clock_;
 };
 
-// What a step asked of its loss, in order: "forward", "backward", "result".
-class LoggedLoss final : public SoftmaxCrossEntropyKernel {
-  public:
-    LoggedLoss(std::unique_ptr<SoftmaxCrossEntropyKernel> loss, std::vector<std::string>& log)
-        : loss_(std::move(loss)), log_(log) {}
-    void forward(const Tensor& logits, std::span<const std::int32_t> labels) override {
-        log_.push_back("forward");
-        loss_->forward(logits, labels);
-    }
-    LossResult result() override {
-        log_.push_back("result");
-        return loss_->result();
-    }
-    Tensor backward(float grad_scale) override {
-        log_.push_back("backward");
-        return loss_->backward(grad_scale);
-    }
-
-  private:
-    std::unique_ptr<SoftmaxCrossEntropyKernel> loss_;
-    std::vector<std::string>& log_;
-};
-
 // Logs "stage" for each batch copied to the backend.
 class LoggedInputStage final : public InputStage {
   public:
@@ -110,7 +88,7 @@ class CallLoggingBackend final : public testing::ForwardingCpuBackend {
     explicit CallLoggingBackend(std::vector<std::string>& log) : log_(log) {}
     std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
                                                                      float smoothing) override {
-        return std::make_unique<LoggedLoss>(
+        return std::make_unique<testing::LoggedLoss>(
             ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
     }
     std::unique_ptr<InputStage> input_stage(std::size_t floats) override {
