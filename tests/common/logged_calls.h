@@ -12,6 +12,7 @@
 
 #include "backend/fence.h"
 #include "backend/kernels.h"
+#include "forwarding_cpu_backend.h"
 
 namespace scalelab::testing {
 
@@ -45,6 +46,24 @@ class LoggedFence final : public Fence {
     explicit LoggedFence(std::vector<std::string>& log) : log_(log) {}
     void mark() override { log_.push_back("fence mark"); }
     void wait() override { log_.push_back("fence wait"); }
+
+  private:
+    std::vector<std::string>& log_;
+};
+
+// The CPU backend, logging its loss's calls (LoggedLoss) into `log`: a test derives from it to
+// log more into the same log (log()).
+class LossLoggingBackend : public ForwardingCpuBackend {
+  public:
+    explicit LossLoggingBackend(std::vector<std::string>& log) : log_(log) {}
+    std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
+                                                                     float smoothing) override {
+        return std::make_unique<LoggedLoss>(
+            ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
+    }
+
+  protected:
+    std::vector<std::string>& log() { return log_; }
 
   private:
     std::vector<std::string>& log_;

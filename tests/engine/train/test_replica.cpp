@@ -128,20 +128,12 @@ class CountingBackend final : public testing::ForwardingCpuBackend {
 };
 
 // The CPU backend, logging its loss's calls and its fences' marks and waits (logged_calls.h).
-class FenceLoggingBackend final : public testing::ForwardingCpuBackend {
+class FenceLoggingBackend final : public testing::LossLoggingBackend {
   public:
-    explicit FenceLoggingBackend(std::vector<std::string>& log) : log_(log) {}
-    std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
-                                                                     float smoothing) override {
-        return std::make_unique<testing::LoggedLoss>(
-            ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
-    }
+    using LossLoggingBackend::LossLoggingBackend;
     std::unique_ptr<Fence> make_fence() override {
-        return std::make_unique<testing::LoggedFence>(log_);
+        return std::make_unique<testing::LoggedFence>(log());
     }
-
-  private:
-    std::vector<std::string>& log_;
 };
 
 data::Batch batch_of(int size, std::uint32_t seed) {

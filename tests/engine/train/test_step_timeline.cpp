@@ -83,20 +83,12 @@ class LoggedInputStage final : public InputStage {
 
 // The CPU backend, logging its loss's calls (LoggedLoss) and its input stage's (LoggedInputStage)
 // into one log, in order.
-class CallLoggingBackend final : public testing::ForwardingCpuBackend {
+class CallLoggingBackend final : public testing::LossLoggingBackend {
   public:
-    explicit CallLoggingBackend(std::vector<std::string>& log) : log_(log) {}
-    std::unique_ptr<SoftmaxCrossEntropyKernel> softmax_cross_entropy(const TensorDesc& logits,
-                                                                     float smoothing) override {
-        return std::make_unique<testing::LoggedLoss>(
-            ForwardingCpuBackend::softmax_cross_entropy(logits, smoothing), log_);
-    }
+    using LossLoggingBackend::LossLoggingBackend;
     std::unique_ptr<InputStage> input_stage(std::size_t floats) override {
-        return std::make_unique<LoggedInputStage>(ForwardingCpuBackend::input_stage(floats), log_);
+        return std::make_unique<LoggedInputStage>(ForwardingCpuBackend::input_stage(floats), log());
     }
-
-  private:
-    std::vector<std::string>& log_;
 };
 
 // A clock whose k-th mark reads 2^k - 1: the time between marks k and k + 1 is 2^k, so every
