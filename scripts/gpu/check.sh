@@ -58,6 +58,10 @@ step() {  # step NAME SECONDS COMMAND...: at most SECONDS, and never past the de
     echo "$name rc=$rc ($limit s allowed)" | tee -a "$out/summary.txt"
     pack
 }
+# The path of tool $1: on the PATH, else the first of the other arguments that exists.
+find_tool() {
+    command -v "$1" || ls "${@:2}" 2>/dev/null | head -1
+}
 # Field $2 of the last JSON line of file $1, or "n/a" when there is none.
 last_json() {
     python3 -c "
@@ -101,29 +105,27 @@ step allreduce 60 "${scalelab_env[@]}" "$cli" bench allreduce --backend cuda \
 # The tests compare results, which a stray write outside a buffer or a missing __syncthreads can
 # leave right on one run. The sanitizer runs with the machine's libraries, the test (through
 # env, which it follows) with the bundle's.
+# Each check: tool, test, seconds, and the test's functions to run (all when none are named).
 sanitized_checks=("memcheck test_gpu_own_kernels 60" "memcheck test_fused_optimizers 45"
-                  "memcheck test_gpu_training_steps 60" "racecheck test_gpu_own_kernels 60"
-                  "racecheck test_fused_optimizers 45" "initcheck test_gpu_own_kernels 45")
-sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer \
-            /usr/local/cuda/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
+                  "memcheck test_gpu_training_steps 60 gpu_steps_match_cpu_steps"
+                  "racecheck test_gpu_own_kernels 60" "racecheck test_fused_optimizers 45"
+                  "initcheck test_gpu_own_kernels 45")
+sanitizer=$(find_tool compute-sanitizer /usr/local/cuda/bin/compute-sanitizer \
+            /usr/local/cuda/compute-sanitizer/compute-sanitizer)
 for check in "${sanitized_checks[@]}"; do
-    read -r tool test limit <<<"$check"
+    read -r tool test limit functions <<<"$check"
     if [ -z "$sanitizer" ]; then
         echo "${tool}_$test: not run, no compute-sanitizer on this machine" |
             tee -a "$out/summary.txt"
         continue
     fi
-    # The training steps' test: only its GPU comparison.
-    functions=()
-    [ "$test" = test_gpu_training_steps ] && functions=(gpu_steps_match_cpu_steps)
+    # shellcheck disable=SC2086 # $functions: none, or names split into arguments
     step "${tool}_$test" "$limit" "$sanitizer" --tool "$tool" --target-processes all \
-        --error-exitcode 1 --print-limit 20 "${scalelab_env[@]}" "$root/bin/$test" \
-        "${functions[@]}"
+        --error-exitcode 1 --print-limit 20 "${scalelab_env[@]}" "$root/bin/$test" $functions
 done
 # Where the GPU's time goes in ScaleLab's cnn step at 512, kernel by kernel and call by call,
 # where Nsight Systems is installed (its report files are left out: only the summaries return).
-nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys \
-       2>/dev/null | head -1)
+nsys=$(find_tool nsys /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys)
 if [ -n "$nsys" ]; then
     step nsys_cnn_512 90 "$nsys" profile --stats=true --force-overwrite=true \
         --output "$root/nsys_cnn_512" "${scalelab_env[@]}" "$cli" bench train --device gpu \
