@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/quoted.h"
 #include "error.h"
 
 namespace scalelab::data {
@@ -22,10 +23,6 @@ constexpr const char* kTestFile = "test_batch.bin";
 constexpr const char* kAdvice =
     "point --data at the folder of the CIFAR-10 binary version (cifar-10-binary.tar.gz, unpacked), "
     "which holds data_batch_1.bin .. data_batch_5.bin and test_batch.bin";
-
-std::string quoted(const std::string& s) {
-    return "'" + s + "'";
-}
 
 [[noreturn]] void corrupt(const fs::path& path, const std::string& what) {
     throw Error(ErrorKind::DatasetCorrupt,

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <utility>
 
+#include "data/quoted.h"
 #include "error.h"
 
 namespace scalelab::data {
@@ -18,10 +19,6 @@ namespace {
 constexpr const char* kRedownload =
     "; the file is damaged or incomplete: download it again (or reinstall the package it came "
     "from)";
-
-std::string quoted(const std::string& path) {
-    return "'" + path + "'";
-}
 
 std::string hex32(std::uint32_t v) {
     char buf[16];

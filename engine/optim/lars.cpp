@@ -76,11 +76,11 @@ void update(float* __restrict p, const float* __restrict g, float* __restrict bu
     }
 }
 
-using UpdateFn = void (*)(float* __restrict, const float* __restrict, float* __restrict,
-                          std::size_t, LarsCoefficients);
+using LarsUpdateFn = void (*)(float* __restrict, const float* __restrict, float* __restrict,
+                              std::size_t, LarsCoefficients);
 
 template <bool kDecay>
-UpdateFn pick_update(bool momentum, bool nesterov) {
+LarsUpdateFn pick_lars_update(bool momentum, bool nesterov) {
     if (!momentum) {
         return &update<kDecay, false, false>;
     }
@@ -105,8 +105,8 @@ void Lars::step(std::span<float> params, std::span<const float> grads, double lr
     detail::check_step(name(), params, grads, extent_, lr);
 
     const bool momentum = config_.momentum != 0;
-    const UpdateFn with_decay = pick_update<true>(momentum, config_.nesterov);
-    const UpdateFn without_decay = pick_update<false>(momentum, config_.nesterov);
+    const LarsUpdateFn with_decay = pick_lars_update<true>(momentum, config_.nesterov);
+    const LarsUpdateFn without_decay = pick_lars_update<false>(momentum, config_.nesterov);
     LarsCoefficients c{};
     c.lr = static_cast<float>(lr);
     c.momentum = static_cast<float>(config_.momentum);
@@ -141,7 +141,7 @@ void Lars::step(std::span<float> params, std::span<const float> grads, double lr
         c.weight_decay = static_cast<float>(wd);
         c.local_lr = static_cast<float>(local);
         // wd == 0 takes the loop without the decay term, as Sgd: 0 * p is not always 0.
-        const UpdateFn fn = wd != 0 ? with_decay : without_decay;
+        const LarsUpdateFn fn = wd != 0 ? with_decay : without_decay;
         fn(p + segment.offset, g + segment.offset, buf == nullptr ? nullptr : buf + segment.offset,
            segment.size, c);
     }

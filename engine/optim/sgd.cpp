@@ -88,11 +88,11 @@ void update(float* __restrict p, const float* __restrict g, float* __restrict bu
     }
 }
 
-using UpdateFn = void (*)(float* __restrict, const float* __restrict, float* __restrict,
-                          std::size_t, SgdCoefficients);
+using SgdUpdateFn = void (*)(float* __restrict, const float* __restrict, float* __restrict,
+                             std::size_t, SgdCoefficients);
 
 template <bool kDecay>
-UpdateFn pick_update(Momentum momentum, bool nesterov) {
+SgdUpdateFn pick_sgd_update(Momentum momentum, bool nesterov) {
     switch (momentum) {
         case Momentum::None:
             return &update<kDecay, Momentum::None, false>;
@@ -176,8 +176,8 @@ void Sgd::step(std::span<float> params, std::span<const float> grads, double lr)
     c.lr = static_cast<float>(lr);
     c.momentum = static_cast<float>(config_.momentum);
     c.one_minus_dampening = static_cast<float>(1.0 - config_.dampening);
-    const UpdateFn with_decay = pick_update<true>(momentum, config_.nesterov);
-    const UpdateFn without_decay = pick_update<false>(momentum, config_.nesterov);
+    const SgdUpdateFn with_decay = pick_sgd_update<true>(momentum, config_.nesterov);
+    const SgdUpdateFn without_decay = pick_sgd_update<false>(momentum, config_.nesterov);
 
     float* p = params.data();
     const float* g = grads.data();
@@ -186,7 +186,7 @@ void Sgd::step(std::span<float> params, std::span<const float> grads, double lr)
         c.weight_decay = run.weight_decay;
         // wd == 0 takes the loop without the decay term, as PyTorch skips it: 0 * p is not
         // always 0 (inf, nan), and the loop is a little cheaper.
-        const UpdateFn fn = run.weight_decay != 0 ? with_decay : without_decay;
+        const SgdUpdateFn fn = run.weight_decay != 0 ? with_decay : without_decay;
         fn(p + run.offset, g + run.offset, buf == nullptr ? nullptr : buf + run.offset, run.size,
            c);
     }
