@@ -12,6 +12,7 @@ enum class ErrorKind {
     DatasetMissing,  // a dataset folder or file that is not there
     DatasetCorrupt,  // a dataset file that is there but is not what it claims to be
     OutOfMemory,     // the run does not fit in the device's memory
+    SystemLimit,     // the machine will not give the run what it asks for (threads)
     Internal,        // a bug in ScaleLab or a library it calls
 };
 

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "comm/allreduce_rows.h"
+#include "comm/rank_threads.h"
 #include "comm/thread_comm.h"
 #include "error.h"
 
@@ -67,12 +67,8 @@ std::vector<std::vector<double>> time_ranks(int devices, std::size_t floats, int
         }
     };
 
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<std::size_t>(devices));
-    for (int rank = 0; rank < devices; ++rank)
-        threads.emplace_back(run_rank, rank);
-    for (std::thread& thread : threads)
-        thread.join();
+    run_rank_threads(devices, run_rank,
+                     [&](int, const std::string& reason) { comms.front()->abort(reason); });
 
     if (failure) {
         try {

@@ -7,10 +7,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_inventory.h"
+#include "comm/rank_threads.h"
 #include "data/sampler.h"
 #include "error.h"
 #include "optim/lr_schedule.h"
@@ -129,41 +129,38 @@ RunEnd Trainer::train() {
     std::mutex failure_mutex;
     std::optional<RunEnd> failure;
     std::optional<std::string> abort_reason;  // the first comm::Aborted a worker was released by
-    std::vector<std::thread> workers;
-    for (int rank = 0; rank < devices; ++rank) {
-        workers.emplace_back([&, rank] {
-            try {
-                DeviceGroup::Rank devices_of_rank = group.rank(rank);
-                if (communicator_hook_)
-                    communicator_hook_(rank, devices_of_rank.comm());
-                ends[std::size_t(rank)] = run_device(rank, devices_of_rank, info);
-            } catch (const comm::Aborted& e) {
-                // Released because another device failed, the run was cancelled, or someone
-                // else aborted one of the groups: then the other one too, where another device
-                // may wait for this one.
-                {
-                    std::lock_guard lock(failure_mutex);
-                    if (!abort_reason)
-                        abort_reason = e.what();
-                }
-                group.abort(e.what());
-            } catch (const std::exception& e) {
-                const std::string what = failure_message(e, spec_);
-                {
-                    std::lock_guard lock(failure_mutex);
-                    if (!failure)
-                        failure = RunEnd{RunStatus::Failed,
-                                         "device " + std::to_string(rank) + ": " + what,
-                                         0,
-                                         0,
-                                         {}};
-                }
-                group.abort("device " + std::to_string(rank) + " failed: " + what);
+    const auto run_rank = [&](int rank) {
+        try {
+            DeviceGroup::Rank devices_of_rank = group.rank(rank);
+            if (communicator_hook_)
+                communicator_hook_(rank, devices_of_rank.comm());
+            ends[std::size_t(rank)] = run_device(rank, devices_of_rank, info);
+        } catch (const comm::Aborted& e) {
+            // Released because another device failed, the run was cancelled, or someone
+            // else aborted one of the groups: then the other one too, where another device
+            // may wait for this one.
+            {
+                std::lock_guard lock(failure_mutex);
+                if (!abort_reason)
+                    abort_reason = e.what();
             }
-        });
-    }
-    for (auto& w : workers)
-        w.join();
+            group.abort(e.what());
+        } catch (const std::exception& e) {
+            const std::string what = failure_message(e, spec_);
+            {
+                std::lock_guard lock(failure_mutex);
+                if (!failure)
+                    failure = RunEnd{RunStatus::Failed,
+                                     "device " + std::to_string(rank) + ": " + what,
+                                     0,
+                                     0,
+                                     {}};
+            }
+            group.abort("device " + std::to_string(rank) + " failed: " + what);
+        }
+    };
+    comm::run_rank_threads(devices, run_rank,
+                           [&](int, const std::string& reason) { group.abort(reason); });
 
     if (failure)
         return *failure;

@@ -9,11 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "backend/cuda/cuda_error.h"
 #include "backend/cuda/module/nccl_communicator.h"
 #include "comm/allreduce_rows.h"
+#include "comm/rank_threads.h"
 #include "error.h"
 
 namespace scalelab::cuda {
@@ -138,12 +138,12 @@ std::vector<comm::AllReduceRow> run_nccl_allreduce_benchmark(
         }
     };
 
-    std::vector<std::thread> threads;
-    threads.reserve(static_cast<std::size_t>(devices));
-    for (int rank = 0; rank < devices; ++rank)
-        threads.emplace_back(run_rank, rank);
-    for (std::thread& thread : threads)
-        thread.join();
+    // The ranks that never started will never arrive at the iteration barrier either.
+    comm::run_rank_threads(devices, run_rank, [&](int started, const std::string& reason) {
+        group->abort(reason);
+        for (int missing = started; missing < devices; ++missing)
+            iteration_start.arrive_and_drop();
+    });
 
     if (failure) {
         try {
