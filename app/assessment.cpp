@@ -12,7 +12,7 @@ QString accuracy_text(double accuracy) {
     return QString::number(accuracy, 'f', 3);
 }
 
-QString seconds_text(double seconds) {
+QString whole_seconds_text(double seconds) {
     return QString::number(seconds, 'f', 0);
 }
 
@@ -33,7 +33,7 @@ QString streak_text(const std::vector<MetricPoint>& points, std::size_t first, s
 AssessmentVerdict assess(const Assessment& assessment, const RunRecord& run) {
     const std::vector<MetricPoint>& points = run.curve(Metric::ValAccuracy);
     const std::size_t needed = std::size_t(std::max(1, assessment.consecutive_epochs));
-    const QString budget = seconds_text(assessment.time_budget_s);
+    const QString budget = whole_seconds_text(assessment.time_budget_s);
 
     // The first streak long enough is the earliest the run could pass.
     std::size_t streak = 0;
@@ -45,10 +45,10 @@ AssessmentVerdict assess(const Assessment& assessment, const RunRecord& run) {
         if (points[i].seconds <= assessment.time_budget_s)
             return {AssessmentOutcome::Passed,
                     QStringLiteral("passed: %1, reached after %2 s of the %3 s budget")
-                        .arg(held, seconds_text(points[i].seconds), budget)};
+                        .arg(held, whole_seconds_text(points[i].seconds), budget)};
         return {AssessmentOutcome::Failed,
                 QStringLiteral("failed: %1 came after %2 s, over the %3 s budget")
-                    .arg(held, seconds_text(points[i].seconds), budget)};
+                    .arg(held, whole_seconds_text(points[i].seconds), budget)};
     }
 
     std::optional<double> best;
@@ -62,21 +62,20 @@ AssessmentVerdict assess(const Assessment& assessment, const RunRecord& run) {
     if (is_active(run.state) && run.train_seconds <= assessment.time_budget_s)
         return {AssessmentOutcome::Pending,
                 QStringLiteral("pending: %1 so far, after %2 s of the %3 s budget")
-                    .arg(best_text, seconds_text(run.train_seconds), budget)};
+                    .arg(best_text, whole_seconds_text(run.train_seconds), budget)};
     const QString below = QStringLiteral("below %1 for %2 epoch%3 in a row")
                               .arg(accuracy_text(assessment.target))
                               .arg(needed)
                               .arg(needed == 1 ? "" : "s");
     if (run.state == RunState::Finished || run.state == RunState::ReachedTarget ||
         is_active(run.state))
-        return {
-            AssessmentOutcome::Failed,
-            QStringLiteral("failed: %1 in %2 s, %3").arg(best_text, seconds_text(seconds), below)};
+        return {AssessmentOutcome::Failed, QStringLiteral("failed: %1 in %2 s, %3")
+                                               .arg(best_text, whole_seconds_text(seconds), below)};
     const std::string_view state = to_string(run.state);
     return {AssessmentOutcome::Failed,
             QStringLiteral("failed: the run %1 after %2 s; %3")
                 .arg(QString::fromUtf8(state.data(), qsizetype(state.size())),
-                     seconds_text(run.train_seconds), best_text)};
+                     whole_seconds_text(run.train_seconds), best_text)};
 }
 
 }  // namespace scalelab

@@ -270,7 +270,7 @@ std::optional<Metric> metric_named(const QString& name) {
     return std::nullopt;
 }
 
-QString metric_names() {
+QString metric_name_list() {
     QStringList names;
     for (Metric metric : all_metrics)
         names.append(QString::fromUtf8(metric_name(metric)));
@@ -416,7 +416,8 @@ RunWithMetrics read_run(const QJsonValue& value, qsizetype index) {
             const QString where = run.where(QStringLiteral("metrics.") + it.key());
             const auto metric = metric_named(it.key());
             if (!metric)
-                fail(where, QStringLiteral("unknown metric; the metrics are ") + metric_names());
+                fail(where,
+                     QStringLiteral("unknown metric; the metrics are ") + metric_name_list());
             read_curve(it.value(), *metric, where, out.rows);
         }
     }

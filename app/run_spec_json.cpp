@@ -25,7 +25,7 @@ std::string quoted(const QString& s) {
 }
 
 // How a problem names the value it found, so that the user can find it in the file.
-std::string describe(const QJsonValue& value) {
+std::string describe_json_value(const QJsonValue& value) {
     switch (value.type()) {
         case QJsonValue::Null:
             return "null";
@@ -46,7 +46,7 @@ std::string describe(const QJsonValue& value) {
 }
 
 std::string wrong(const char* key, const std::string& expected, const QJsonValue& got) {
-    return std::string("\"") + key + "\" must be " + expected + ", got " + describe(got);
+    return std::string("\"") + key + "\" must be " + expected + ", got " + describe_json_value(got);
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {

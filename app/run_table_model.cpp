@@ -22,7 +22,7 @@ QString signed_number(double value, int decimals) {
     return (value < 0 ? minus_sign : QStringLiteral("+")) + magnitude;
 }
 
-QString seconds_text(double seconds) {
+QString seconds_cell_text(double seconds) {
     return QStringLiteral("%1 s").arg(seconds, 0, 'f', seconds < 100 ? 1 : 0);
 }
 
@@ -255,7 +255,7 @@ QString RunTableModel::time_to_target_text(const RunRecord& run, const RunRecord
             detail += QStringLiteral(", %1 s").arg(
                 signed_number(reached->seconds - reference->seconds, 1));
     return tr("%1 in %2 (%3)")
-        .arg(QString::number(reached->target, 'f', 2), seconds_text(reached->seconds), detail);
+        .arg(QString::number(reached->target, 'f', 2), seconds_cell_text(reached->seconds), detail);
 }
 
 QString RunTableModel::images_per_s_text(const RunRecord& run, const RunRecord* baseline) const {

@@ -18,7 +18,7 @@ namespace {
 
 // Dark enough to read on the light theme, light enough on the dark one.
 const QColor warning_colour(0xc7, 0x7c, 0x02);
-const QColor error_colour(0xe0, 0x3c, 0x31);
+const QColor error_line_colour(0xe0, 0x3c, 0x31);
 
 }  // namespace
 
@@ -89,7 +89,7 @@ void LogPane::appendToText(const Line& line) {
 
     QTextCharFormat format;
     if (line.level >= int(spdlog::level::err)) {
-        format.setForeground(error_colour);
+        format.setForeground(error_line_colour);
         format.setFontWeight(QFont::Bold);
     } else if (line.level == int(spdlog::level::warn)) {
         format.setForeground(warning_colour);

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "chart_style.h"
+
 namespace scalelab {
 
 namespace {
@@ -41,8 +43,6 @@ constexpr std::size_t legend_max_rows = 3;
 constexpr qreal legend_rows_share = 0.25;
 constexpr qreal legend_name_share = 0.4;
 constexpr qreal label_padding = 3.0;  // between a label's text and the edge of its box
-const QColor light_background = Qt::white;
-const QColor dark_background(0x2b, 0x2d, 0x31);  // the dark theme's window colour
 
 // Beyond this (a diverged loss can get close) the margins and nice numbers of a range overflow.
 constexpr qreal largest_drawable = 1e300;
@@ -161,12 +161,6 @@ Span axis_range(const QAbstractAxis* axis) {
         return {linear->min(), linear->max()};
     const auto* log = qobject_cast<const QLogValueAxis*>(axis);
     return {log->min(), log->max()};
-}
-
-QFont scaled(QFont font, qreal scale, bool bold = false) {
-    font.setPointSizeF(font.pointSizeF() * scale);
-    font.setBold(bold);
-    return font;
 }
 
 // `colour` at `alpha` over `background`, as an opaque colour: the faint look without the cost of
@@ -897,7 +891,7 @@ QColor QtChartsSurface::textColour() const {
 }
 
 QColor QtChartsSurface::background() const {
-    return dark_ ? dark_background : light_background;
+    return chart_background(dark_);
 }
 
 // A flat background in both themes, so that faint colours can be blended with it.
@@ -915,11 +909,11 @@ void QtChartsSurface::setFontScale(qreal scale) {
 
 void QtChartsSurface::applyFonts() {
     const QFont base = QApplication::font();
-    chart_->setTitleFont(scaled(base, 1.25 * font_scale_, true));
-    legend_font_ = scaled(base, font_scale_);
+    chart_->setTitleFont(scaled_font(base, 1.25 * font_scale_, true));
+    legend_font_ = scaled_font(base, font_scale_);
     for (QAbstractAxis* axis : {x_axis_, y_axis_}) {
-        axis->setLabelsFont(scaled(base, 0.95 * font_scale_));
-        axis->setTitleFont(scaled(base, font_scale_));
+        axis->setLabelsFont(scaled_font(base, 0.95 * font_scale_));
+        axis->setTitleFont(scaled_font(base, font_scale_));
     }
     placeLegend();
 }

@@ -14,7 +14,7 @@ namespace scalelab {
 namespace {
 
 // The palette's red: readable on the light and the dark theme.
-const QColor error_colour = run_colour(2);
+const QColor invalid_filter_colour = run_colour(2);
 
 }  // namespace
 
@@ -58,7 +58,7 @@ RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent)
     error_ = new QLabel;
     error_->setObjectName(QStringLiteral("runSearchError"));
     QPalette red = error_->palette();
-    red.setColor(QPalette::WindowText, error_colour);
+    red.setColor(QPalette::WindowText, invalid_filter_colour);
     error_->setPalette(red);
     error_->hide();
     connect(&filter_, &RunFilter::errorChanged, this, [this](const QString& error) {

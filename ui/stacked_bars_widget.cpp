@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "chart_style.h"
+
 namespace scalelab {
 
 namespace {
@@ -20,10 +22,6 @@ constexpr double margin = 12;
 constexpr double max_slot = 54;     // bars stay bars, not blocks, when there are few
 constexpr double bar_share = 0.62;  // of a slot; the rest is the gap between bars
 constexpr double min_tick_spacing = 80;
-
-// The same backgrounds as the charts (QtChartsSurface), so that the tabs look alike.
-const QColor light_background = Qt::white;
-const QColor dark_background(0x2b, 0x2d, 0x31);
 
 // Dark text on light segments, white text on dark ones.
 QColor text_on(const QColor& fill) {
@@ -90,7 +88,7 @@ QFont StackedBarsWidget::scaledFont(qreal factor, bool bold) const {
 }
 
 QColor StackedBarsWidget::background() const {
-    return dark_ ? dark_background : light_background;
+    return chart_background(dark_);
 }
 
 QColor StackedBarsWidget::textColour() const {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "chart_style.h"
 #include "chrome_trace.h"
 #include "empty_state_label.h"
 #include "run_collection.h"
@@ -77,13 +78,6 @@ QString file_safe(const QString& name) {
         if (QStringLiteral("/\\:*?\"<>|").contains(c) || c.category() == QChar::Other_Control)
             c = QLatin1Char('-');
     return safe.isEmpty() ? QStringLiteral("run") : safe;
-}
-
-QFont scaled(const QFont& base, qreal factor, bool bold = false) {
-    QFont font = base;
-    font.setPointSizeF(base.pointSizeF() * factor);
-    font.setBold(bold);
-    return font;
 }
 
 }  // namespace
@@ -536,10 +530,10 @@ void TimeBreakdownView::setDarkTheme(bool dark) {
 
 void TimeBreakdownView::setFontScale(qreal scale) {
     const QFont base = font();
-    caption_->setFont(scaled(base, 1.15 * scale, true));
-    hint_->setFont(scaled(base, scale));
-    notice_->setFont(scaled(base, scale));
-    empty_state_->setFont(scaled(base, scale));
+    caption_->setFont(scaled_font(base, 1.15 * scale, true));
+    hint_->setFont(scaled_font(base, scale));
+    notice_->setFont(scaled_font(base, scale));
+    empty_state_->setFont(scaled_font(base, scale));
     bars_->setFontScale(scale);
 }
 

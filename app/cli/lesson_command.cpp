@@ -59,11 +59,11 @@ int list_command(const DeviceInventory& devices) {
     return exit_ok;
 }
 
-std::string optional_text(const std::optional<double>& value, int decimals) {
+std::string optional_number_text(const std::optional<double>& value, int decimals) {
     return value ? fmt::format("{:.{}f}", *value, decimals) : std::string("-");
 }
 
-int report_store_error(const StoreError& error) {
+int report_lesson_store_error(const StoreError& error) {
     report_problems({std::string(error.what()) + " (check --store, or run with --no-store)"},
                     lesson_help_command);
     return exit_code_for(error);
@@ -83,7 +83,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
         } catch (const StoreError& error) {
-            return report_store_error(error);
+            return report_lesson_store_error(error);
         }
     }
     RunController controller;
@@ -92,7 +92,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
         try {
             collection.setStore(std::move(store));
         } catch (const StoreError& error) {
-            return report_store_error(error);
+            return report_lesson_store_error(error);
         }
     }
     QObject::connect(&collection, &RunCollection::storeError, &app, [](const QString& message) {
@@ -150,8 +150,8 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
             ++ended;
             fmt::print("  {}: {}, best val accuracy {}, {} images/s, {:.1f} s of training{}{}\n",
                        text(lesson.runs[p.index].name), to_string(run->state),
-                       optional_text(run->best_val_accuracy(), 4),
-                       optional_text(run->mean_images_per_s(), 0), run->train_seconds,
+                       optional_number_text(run->best_val_accuracy(), 4),
+                       optional_number_text(run->mean_images_per_s(), 0), run->train_seconds,
                        run->message.isEmpty() ? "" : ": ", text(run->message));
         }
         std::fflush(stdout);

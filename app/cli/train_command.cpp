@@ -62,7 +62,7 @@ void print_run_header(const RunSpec& spec, const data::TrainTest& data) {
     std::fflush(stdout);
 }
 
-int report_store_error(const StoreError& error) {
+int report_train_store_error(const StoreError& error) {
     report_problems({std::string(error.what()) + " (check --store, or train with --no-store)"},
                     train_help_command);
     return cli::exit_code_for(error);
@@ -123,7 +123,7 @@ int run_train_command(const std::vector<std::string>& args) {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
         } catch (const StoreError& error) {
-            return report_store_error(error);
+            return report_train_store_error(error);
         }
     }
 
@@ -157,7 +157,7 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
         try {
             run_id = store->create_run(spec, name, tags);
         } catch (const StoreError& error) {
-            return {report_store_error(error), 0};
+            return {report_train_store_error(error), 0};
         }
         recorder.emplace(store->path(), run_id);
         sinks.push_back(&*recorder);

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <QColor>
+#include <QFont>
+
+namespace scalelab {
+
+// What the charts (QtChartsSurface) and the time breakdown's bars (StackedBarsWidget) share,
+// so that the tabs look alike on screen and in exports.
+
+// White, or the dark theme's window colour.
+inline QColor chart_background(bool dark) {
+    return dark ? QColor(0x2b, 0x2d, 0x31) : QColor(Qt::white);
+}
+
+// `base` at `factor` times its point size: chart titles, legends, captions.
+inline QFont scaled_font(const QFont& base, qreal factor, bool bold = false) {
+    QFont font = base;
+    font.setPointSizeF(base.pointSizeF() * factor);
+    font.setBold(bold);
+    return font;
+}
+
+}  // namespace scalelab
