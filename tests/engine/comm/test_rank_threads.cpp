@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "comm/rank_threads.h"
 #include "comm/thread_comm.h"
 #include "error.h"
+#include "thread_watch.h"
 
 using namespace scalelab;
 using namespace scalelab::comm;
@@ -34,32 +34,6 @@ ThreadStarter failing_at(int fail_at) {
         return std::thread(std::move(body));
     };
 }
-
-// Aborts the group after 20 s unless cancelled: a test whose ranks were never released fails
-// (with this reason) instead of hanging.
-class HangGuard {
-  public:
-    explicit HangGuard(ThreadComm& comm)
-        : thread_([this, &comm] {
-              std::unique_lock lock(mutex_);
-              if (!done_cv_.wait_for(lock, std::chrono::seconds(20), [this] { return done_; }))
-                  comm.abort("never released");
-          }) {}
-    ~HangGuard() {
-        {
-            std::lock_guard lock(mutex_);
-            done_ = true;
-        }
-        done_cv_.notify_one();
-        thread_.join();
-    }
-
-  private:
-    std::mutex mutex_;
-    std::condition_variable done_cv_;
-    bool done_ = false;
-    std::thread thread_;
-};
 
 }  // namespace
 
@@ -107,7 +81,9 @@ class TestRankThreads : public QObject {
         std::optional<int> released_started;
         std::optional<Error> error;
         {
-            const HangGuard guard(*comms.front());
+            // A rank never released would hang the test: this ends it, saying so.
+            const testing::Watchdog watchdog("a rank waiting for one that never started",
+                                             std::chrono::seconds(20));
             try {
                 run_rank_threads(
                     ranks,
