@@ -3,6 +3,8 @@
 #include <QColor>
 #include <QFont>
 
+#include "theme.h"
+
 namespace scalelab {
 
 // What the charts (QtChartsSurface) and the time breakdown's bars (StackedBarsWidget) share,
@@ -10,7 +12,7 @@ namespace scalelab {
 
 // White, or the dark theme's window colour.
 inline QColor chart_background(bool dark) {
-    return dark ? QColor(0x2b, 0x2d, 0x31) : QColor(Qt::white);
+    return dark ? dark_window_colour() : QColor(Qt::white);
 }
 
 // `base` at `factor` times its point size: chart titles, legends, captions.

@@ -81,10 +81,7 @@ void StackedBarsWidget::setFontScale(qreal scale) {
 }
 
 QFont StackedBarsWidget::scaledFont(qreal factor, bool bold) const {
-    QFont scaled = font();
-    scaled.setPointSizeF(scaled.pointSizeF() * factor * font_scale_);
-    scaled.setBold(bold);
-    return scaled;
+    return scaled_font(font(), factor * font_scale_, bold);
 }
 
 QColor StackedBarsWidget::background() const {

@@ -10,7 +10,7 @@ namespace scalelab {
 namespace {
 
 QPalette dark_palette() {
-    const QColor window(0x2b, 0x2d, 0x31);
+    const QColor window = dark_window_colour();
     const QColor base(0x1e, 0x1f, 0x22);
     const QColor text(0xe6, 0xe6, 0xe6);
     const QColor disabled(0x7f, 0x7f, 0x7f);
@@ -37,6 +37,10 @@ QPalette dark_palette() {
 }
 
 }  // namespace
+
+QColor dark_window_colour() {
+    return {0x2b, 0x2d, 0x31};
+}
 
 void apply_theme(QApplication& app, Theme theme) {
     app.setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
