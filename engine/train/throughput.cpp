@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include "error.h"
 #include "train/device_group.h"
 #include "train/device_worker.h"
+#include "train/trainer.h"
 
 namespace scalelab {
 
@@ -52,6 +54,20 @@ DeviceStepTimes per_step(const DeviceStepTimes& sum, int steps) {
             .wait = sum.wait / n,
             .optimizer = sum.optimizer / n,
             .allreduce = {}};
+}
+
+// A device's failure as the user sees it: when memory ran out, the run's words naming the
+// batch that did not fit and a smaller one to try (failure_message); any other failure as thrown.
+std::exception_ptr with_batch_advice(std::exception_ptr failure, const RunSpec& spec) {
+    try {
+        std::rethrow_exception(failure);
+    } catch (const Error& e) {
+        if (e.kind() == ErrorKind::OutOfMemory)
+            return std::make_exception_ptr(Error(e.kind(), failure_message(e, spec)));
+        return failure;
+    } catch (...) {
+        return failure;
+    }
 }
 
 }  // namespace
@@ -150,7 +166,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
             {
                 std::lock_guard lock(error_mutex);
                 if (!error)
-                    error = std::current_exception();
+                    error = with_batch_advice(std::current_exception(), spec);
             }
             group.abort("device " + std::to_string(rank) + " failed");
         }

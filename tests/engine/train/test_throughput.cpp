@@ -1,6 +1,7 @@
 // The training-throughput benchmark (`scalelab-cli bench train`): it measures, and when its
 // devices' communicators are aborted (as NCCL's watchdog does on an error or a timeout) it ends
-// with the reason instead of reporting the windows it never finished.
+// with the reason instead of reporting the windows it never finished; a device out of memory
+// names the batch to try instead.
 
 #include <QtTest>
 
@@ -51,6 +52,25 @@ class TestThroughput : public QObject {
             QCOMPARE(e.kind(), ErrorKind::Internal);
             QCOMPARE(QString(e.what()), QString("the benchmark's devices stopped: injected: a "
                                                 "collective waited past its timeout"));
+        }
+    }
+
+    // A device out of memory: the benchmark says which batch did not fit and which to try, as a
+    // run does (docs/errors.md, E-RUN-OUT-OF-MEMORY); other devices are released, not left waiting.
+    void out_of_memory_names_the_batch_to_try() {
+        ThroughputConfig cfg = small_config(2);
+        cfg.communicator_hook = [](int rank, comm::Communicator&) {
+            if (rank == 1)
+                throw Error(ErrorKind::OutOfMemory, "out of memory: use a smaller batch or model");
+        };
+        try {
+            measure_training_throughput(cfg);
+            QFAIL("the benchmark reported figures from a device that failed");
+        } catch (const Error& e) {
+            QCOMPARE(e.kind(), ErrorKind::OutOfMemory);
+            QCOMPARE(QString(e.what()),
+                     QString("out of memory: use a smaller batch or model (a batch of 16 images "
+                             "per device does not fit: try batch 8)"));
         }
     }
 };
