@@ -17,4 +17,12 @@ Error cuda_error(cudaError_t status, std::string_view call) {
         std::string(cudaGetErrorString(status)) + " (" + cudaGetErrorName(status) + ")");
 }
 
+bool says_gpu_memory_ran_out(std::string_view last_error) {
+    // The runtime's and the driver's words for it are the same (cudaErrorMemoryAllocation,
+    // CUDA_ERROR_OUT_OF_MEMORY); the runtime's string is the one this build was made with.
+    const std::string words =
+        std::string("'") + cudaGetErrorString(cudaErrorMemoryAllocation) + "'";
+    return last_error.find(words) != std::string_view::npos;
+}
+
 }  // namespace scalelab::cuda

@@ -18,6 +18,12 @@ Error cuda_error(cudaError_t status, std::string_view call);
 // what to make smaller) when the library ran out of memory, Internal otherwise.
 Error library_call_failed(bool out_of_memory, std::string_view call, const std::string& what);
 
+// Whether a library's account of its last failure says that GPU memory ran out. NCCL returns a
+// cudaMalloc or cuMemCreate that failed inside it as ncclUnhandledCudaError, which it returns
+// for every CUDA failure; only its last warning (ncclGetLastError) tells them apart, with the
+// CUDA error's own words: "Cuda failure 'out of memory'", "Cuda failure 2 'out of memory'".
+bool says_gpu_memory_ran_out(std::string_view last_error);
+
 // Throws the error above unless `status` is success:
 // check_cuda(cudaMalloc(&p, bytes), "cudaMalloc"). A failed call stays the thread's last error
 // until it is read, so it is read here: else the next launch's check (cudaGetLastError), after

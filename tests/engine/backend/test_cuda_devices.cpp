@@ -1,6 +1,7 @@
 // GPU discovery and the CUDA runtime's errors. Without a usable GPU (no driver, no GPU, or a
 // build without the CUDA backend) discovery finds none and says why; with GPUs, each is fully
-// described. Turning a CUDA status into an engine error needs no GPU.
+// described. Turning a CUDA status, or a GPU library's last warning, into an engine error needs
+// no GPU.
 
 #include <QtTest>
 
@@ -195,6 +196,20 @@ class TestCudaDevices : public QObject {
                  QString("cudaMemcpyAsync failed: %1 (cudaErrorInvalidValue)")
                      .arg(cudaGetErrorString(cudaErrorInvalidValue)));
         QVERIFY(!thrown([] { cuda::check_cuda(cudaSuccess, "cudaFree"); }));
+#else
+        QSKIP(no_backend);
+#endif
+    }
+
+    // NCCL returns every CUDA failure inside it as ncclUnhandledCudaError; its last warning,
+    // in the words of NCCL 2.28's checks.h and cudawrap.h, tells a full GPU from the others.
+    void a_gpu_library_that_ran_out_of_memory_is_told_by_its_last_warning() {
+#if SCALELAB_TEST_WITH_CUDA
+        QVERIFY(cuda::says_gpu_memory_ran_out("Cuda failure 'out of memory'"));
+        QVERIFY(cuda::says_gpu_memory_ran_out("Cuda failure 2 'out of memory'"));
+        QVERIFY(!cuda::says_gpu_memory_ran_out("Cuda failure 'invalid argument'"));
+        QVERIFY(!cuda::says_gpu_memory_ran_out("Call to posix_fallocate failed: No space left"));
+        QVERIFY(!cuda::says_gpu_memory_ran_out(""));
 #else
         QSKIP(no_backend);
 #endif

@@ -25,10 +25,17 @@ Error cudnn_error(cudnnStatus_t status, std::string_view call) {
 }
 
 Error nccl_error(ncclResult_t status, std::string_view call) {
-    // NCCL's results do not tell a full GPU from other failures: a cudaMalloc that failed inside
-    // NCCL is an ncclUnhandledCudaError like any other CUDA error, and ncclSystemError is a failed
-    // system call (a socket, shared memory), so none of them is reported as out of memory.
-    return library_call_failed(false, call, ncclGetErrorString(status));
+    // NCCL's result says only "unhandled cuda error" or "unhandled system error"; its last
+    // warning says which call failed and why. NCCL keeps one last warning for the process, and
+    // it warns before it returns a CUDA or system error (its checks.h), so for those the
+    // warning read here is this failure's.
+    std::string what = ncclGetErrorString(status);
+    const char* last = ncclGetLastError(nullptr);
+    const std::string_view details = last != nullptr ? last : "";
+    if (!details.empty())
+        what += " (" + std::string(details) + ")";
+    return library_call_failed(status == ncclUnhandledCudaError && says_gpu_memory_ran_out(details),
+                               call, what);
 }
 
 }  // namespace scalelab::cuda
