@@ -192,7 +192,6 @@ ExperimentForm::ExperimentForm(const DeviceInventory& inventory, QWidget* parent
     scroll->setWidget(content);
     scroll->setWidgetResizable(true);
     scroll->setFrameShape(QFrame::NoFrame);
-    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
     // Start stays in view below the scrolling fields, with whatever keeps it disabled.
     generalProblems_ = note({}, "problem");

@@ -14,6 +14,7 @@
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QSaveFile>
+#include <QScreen>
 #include <QSplitter>
 #include <QStandardPaths>
 #include <QStatusBar>
@@ -165,7 +166,7 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
             [this](const QString& message) { statusBar()->showMessage(message, 10000); });
 
     form_->setSpec(defaultExperiment(devices_));
-    resize(1500, 950);
+    resize(firstSize(screen()->availableGeometry().size()));
     // The log is for glancing at: a few lines, the charts and the table get the height.
     resizeDocks({log_dock_}, {110}, Qt::Vertical);
     resizeDocks({form_dock_, lesson_dock_}, {390, 340}, Qt::Horizontal);
@@ -175,6 +176,12 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
 }
 
 MainWindow::~MainWindow() = default;
+
+QSize MainWindow::firstSize(QSize available) {
+    // A title bar and borders are not part of the size asked for here: 5% of the free area
+    // leaves room for them.
+    return QSize(1500, 950).boundedTo(available * 0.95);
+}
 
 RunSpec MainWindow::defaultExperiment(const DeviceInventory& devices) {
     RunSpec spec;

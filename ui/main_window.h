@@ -49,6 +49,11 @@ class MainWindow : public QMainWindow {
     // GPUs where there are, otherwise two CPU devices).
     static RunSpec defaultExperiment(const DeviceInventory& devices);
 
+    // The size the window opens at on a screen whose free area (availableGeometry) is
+    // `available`: 1500x950, or less where the screen is smaller (a 1366x768 laptop, a 1024x768
+    // projector), leaving room for the window manager's frame.
+    static QSize firstSize(QSize available);
+
     ExperimentForm& form() { return *form_; }
     ChartGrid& charts() { return *charts_; }
     RunTableView& table() { return *table_; }

@@ -6,6 +6,8 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -171,6 +173,7 @@ class TestExperimentForm : public QObject {
     void moreDevicesThanCoresWarns();
     void gpuInventoryLimitsDevices();
     void wheelChangesOnlyAFocusedField();
+    void aNarrowFormScrollsSideways();
     void gpusWithoutAGpuSayWhy();
     void sweepExpandsDevicesOutermost();
     void badSweepEntryIsMarked();
@@ -564,6 +567,20 @@ void TestExperimentForm::wheelChangesOnlyAFocusedField() {
     QVERIFY(form->field("lr")->hasFocus());
     wheel(form->field("lr"), 120);
     QVERIFY(form->spec().lr > before.lr);
+}
+
+// On a small screen the dock can be narrower than the fields: they scroll sideways instead of
+// being cut off at the right, where the spin boxes' arrows and the Browse button are.
+void TestExperimentForm::aNarrowFormScrollsSideways() {
+    auto form = shown_form();
+    auto* scroll = form->findChild<QScrollArea*>();
+    QVERIFY(scroll);
+    QVERIFY(!scroll->horizontalScrollBar()->isVisible());
+    form->resize(200, 900);
+    QTRY_VERIFY(scroll->horizontalScrollBar()->isVisible());
+    QVERIFY(scroll->horizontalScrollBar()->maximum() > 0);
+    QCOMPARE(scroll->viewport()->width() + scroll->horizontalScrollBar()->maximum(),
+             scroll->widget()->width());
 }
 
 void TestExperimentForm::gpuInventoryLimitsDevices() {

@@ -76,6 +76,19 @@ class TestMainWindow : public QObject {
         QCOMPARE(MainWindow::defaultExperiment(two_cpu_cores()).devices, 2);
     }
 
+    // The window opens at 1500x950 on a large screen and within the free area of a smaller
+    // one; its parts fit in that area on a 1024x768 projector (the charts, the table, the log
+    // and the status bar all show; the form scrolls).
+    void opensWithinTheScreen() {
+        QCOMPARE(MainWindow::firstSize(QSize(1920, 1040)), QSize(1500, 950));
+        QCOMPARE(MainWindow::firstSize(QSize(1366, 740)), QSize(1298, 703));
+        QCOMPARE(MainWindow::firstSize(QSize(1500, 2000)), QSize(1425, 950));
+        const QSize projector = MainWindow::firstSize(QSize(1024, 768));
+        const QSize least = app_->window.minimumSizeHint();
+        QVERIFY2(least.width() <= projector.width() && least.height() <= projector.height(),
+                 qPrintable(QStringLiteral("%1x%2").arg(least.width()).arg(least.height())));
+    }
+
     void ctrlRStartsARunThatFillsTheChartsAndTheTable() {
         app_->window.form().setSpec(short_synthetic_run());
         QVERIFY(app_->window.form().isValid());
