@@ -1,7 +1,6 @@
 #pragma once
 
 #include <QColor>
-#include <QFont>
 
 #include "theme.h"
 
@@ -13,14 +12,6 @@ namespace scalelab {
 // White, or the dark theme's window colour.
 inline QColor chart_background(bool dark) {
     return dark ? dark_window_colour() : QColor(Qt::white);
-}
-
-// `base` at `factor` times its point size: chart titles, legends, captions.
-inline QFont scaled_font(const QFont& base, qreal factor, bool bold = false) {
-    QFont font = base;
-    font.setPointSizeF(base.pointSizeF() * factor);
-    font.setBold(bold);
-    return font;
 }
 
 }  // namespace scalelab

@@ -34,6 +34,7 @@
 #include "number_lists.h"
 #include "number_spin_box.h"
 #include "run_spec_json.h"
+#include "scaled_font.h"
 #include "train/dataset_request.h"
 #include "train/run_gpus.h"
 #include "wheel_guard.h"
@@ -144,9 +145,7 @@ void add_wide(QGridLayout* layout, QWidget* widget) {
 QLabel* note(const QString& text, const char* role = nullptr) {
     auto* label = new QLabel(text);
     label->setWordWrap(true);
-    QFont font = label->font();
-    font.setPointSizeF(font.pointSizeF() * 0.9);
-    label->setFont(font);
+    label->setFont(scaled_font(label->font(), 0.9));
     if (role)
         label->setProperty("role", QLatin1String(role));
     else

@@ -10,6 +10,7 @@
 
 #include "run_collection.h"
 #include "run_palette.h"
+#include "scaled_font.h"
 
 namespace scalelab {
 
@@ -34,10 +35,7 @@ QString view_button_text(LessonChart chart) {
 LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent), runs_(runs) {
     title_ = new QLabel;
     title_->setObjectName(QStringLiteral("lessonTitle"));
-    QFont title_font = title_->font();
-    title_font.setPointSizeF(title_font.pointSizeF() * 1.3);
-    title_font.setBold(true);
-    title_->setFont(title_font);
+    title_->setFont(scaled_font(title_->font(), 1.3, true));
     title_->setWordWrap(true);
 
     explanation_ = new QLabel;

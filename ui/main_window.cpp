@@ -37,6 +37,7 @@
 #include "run_store.h"
 #include "run_table_model.h"
 #include "run_table_view.h"
+#include "scaled_font.h"
 #include "scaling_view.h"
 #include "steps_to_target_view.h"
 #include "store_error_dialog.h"
@@ -629,9 +630,7 @@ void MainWindow::setPresenterMode(bool on) {
     scaling_->setFontScale(scale);
     steps_to_target_->setFontScale(scale);
     time_breakdown_->setFontScale(scale);
-    QFont font = QApplication::font();
-    font.setPointSizeF(QFont().pointSizeF() * scale);
-    setFont(font);
+    setFont(scaled_font(QApplication::font(), scale));
 }
 
 void MainWindow::setTheme(Theme theme) {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "chart_style.h"
+#include "scaled_font.h"
 
 namespace scalelab {
 

@@ -12,6 +12,7 @@
 #include <cmath>
 
 #include "chart_style.h"
+#include "scaled_font.h"
 
 namespace scalelab {
 

@@ -18,10 +18,10 @@
 #include <algorithm>
 #include <limits>
 
-#include "chart_style.h"
 #include "chrome_trace.h"
 #include "empty_state_label.h"
 #include "run_collection.h"
+#include "scaled_font.h"
 #include "stacked_bars_widget.h"
 
 namespace scalelab {
