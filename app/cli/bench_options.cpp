@@ -103,7 +103,7 @@ std::string bench_help() {
         "--threads and --devices. --batch and --threads are per device: --devices 2 --threads 1\n"
         "uses two cores. With --device gpu, --devices N measures on the first N GPUs (NCCL\n"
         "between them; --threads does not apply), in float32 with TF32 off, as PyTorch's eager\n"
-        "mode with allow_tf32 off: scripts/gpu_check.sh compares the two.",
+        "mode with allow_tf32 off: scripts/gpu/check.sh compares the two.",
         bench_flags(),
         "Examples:\n"
         "  scalelab-cli bench train --model cnn --batch 128 --threads 1\n"
