@@ -10,12 +10,13 @@
 #   - with compute-sanitizer installed, ScaleLab's own kernels' tests under memcheck, racecheck
 #     and initcheck, and a few training steps under memcheck;
 #   - with Nsight Systems installed, the kernel and CUDA-call summaries of ScaleLab's cnn step.
-# Each step's output goes to results/<step>.txt and its exit status to summary.txt; a step that
-# fails does not stop the others. $OUT ends up with three files, all a device run hands back (at
-# most 8 files come back from one): summary.txt, results.tar.gz (every step's output, packed
-# again after each step, so that what ran comes back even if the run is cut short) and, at the
-# end, figures.txt. One device command may run 600 s: the steps share BUDGET seconds (540 by
-# default), each cut to what is left of it, the correctness tests first.
+# Each step's output goes to results/<step>.txt and its verdict (exit status or cut short, and
+# how many tests skipped) to summary.txt; a step that fails does not stop the others, but no GPU
+# stops them all. $OUT ends up with three files, all a device run hands back (at most 8 files
+# come back from one): summary.txt, results.tar.gz (every step's output, packed again after each
+# step, so that what ran comes back even if the run is cut short) and, at the end, figures.txt.
+# One device command may run 600 s: the steps share BUDGET seconds (540 by default), each cut to
+# what is left of it, the correctness tests first.
 #
 #   OUT=/tmp/gpu-results scripts/gpu/check.sh [build/gpu-bundle.tar.xz]
 set -uo pipefail
@@ -55,7 +56,13 @@ step() {  # step NAME SECONDS COMMAND...: at most SECONDS, and never past the de
     echo "== $name"
     timeout -k 5 "$limit" "$@" >"$results/$name.txt" 2>&1
     local rc=$?
-    echo "$name rc=$rc ($limit s allowed)" | tee -a "$out/summary.txt"
+    # A cut-short step is inconclusive, not failed; a skipped test exits 0 as a passed one does,
+    # so the skips are counted (their reasons are in the step's output).
+    local verdict="rc=$rc" skips
+    ((rc == 124 || rc == 137)) && verdict="cut short at $limit s (inconclusive)"
+    skips=$(grep -c '^SKIP' "$results/$name.txt")
+    ((skips > 0)) && verdict+=", $skips skipped"
+    echo "$name $verdict ($limit s allowed)" | tee -a "$out/summary.txt"
     pack
 }
 # The path of tool $1: on the PATH, else the first of the other arguments that exists.
@@ -74,6 +81,12 @@ print(rows[-1]['$2'] if rows else 'n/a')" 2>/dev/null || echo n/a
 nvidia-smi >"$results/nvidia-smi.txt" 2>&1
 "${scalelab_env[@]}" ldd "$root/lib/libscalelab_cuda.so" >"$results/ldd-module.txt" 2>&1
 step devices 30 "${scalelab_env[@]}" "$cli" devices
+# Without a GPU every GPU test would skip and pass: say so and stop, leaving the device time.
+if ! grep -q '^GPU [0-9]*:' "$results/devices.txt"; then
+    echo "no GPU can be used: $(sed -n 's/^No GPU: //p' "$results/devices.txt")" |
+        tee -a "$out/summary.txt" "$out/figures.txt"
+    exit 1
+fi
 for test in test_cuda_devices test_gpu_module test_gpu_cudnn_layers test_gpu_own_kernels \
             test_fused_optimizers test_nccl_group test_gpu_training_steps; do
     step "$test" 90 "${scalelab_env[@]}" "$root/bin/$test"
@@ -105,24 +118,36 @@ step allreduce 60 "${scalelab_env[@]}" "$cli" bench allreduce --backend cuda \
 # The tests compare results, which a stray write outside a buffer or a missing __syncthreads can
 # leave right on one run. The sanitizer runs with the machine's libraries, the test (through
 # env, which it follows) with the bundle's.
-# Each check: tool, test, seconds, and the test's functions to run (all when none are named).
-sanitized_checks=("memcheck test_gpu_own_kernels 60" "memcheck test_fused_optimizers 45"
-                  "memcheck test_gpu_training_steps 60 gpu_steps_match_cpu_steps"
-                  "racecheck test_gpu_own_kernels 60" "racecheck test_fused_optimizers 45"
-                  "initcheck test_gpu_own_kernels 45")
 sanitizer=$(find_tool compute-sanitizer /usr/local/cuda/bin/compute-sanitizer \
             /usr/local/cuda/compute-sanitizer/compute-sanitizer)
-for check in "${sanitized_checks[@]}"; do
-    read -r tool test limit functions <<<"$check"
+sanitized=()  # each check's step name, for the figures
+# sanitize TOOL TEST SECONDS [FUNCTION...]: TEST's functions (all when none are named) under
+# compute-sanitizer's TOOL.
+sanitize() {
+    local tool=$1 test=$2 limit=$3
+    shift 3
+    sanitized+=("${tool}_$test")
     if [ -z "$sanitizer" ]; then
         echo "${tool}_$test: not run, no compute-sanitizer on this machine" |
             tee -a "$out/summary.txt"
-        continue
+        return
     fi
-    # shellcheck disable=SC2086 # $functions: none, or names split into arguments
     step "${tool}_$test" "$limit" "$sanitizer" --tool "$tool" --target-processes all \
-        --error-exitcode 1 --print-limit 20 "${scalelab_env[@]}" "$root/bin/$test" $functions
-done
+        --error-exitcode 1 --print-limit 20 "${scalelab_env[@]}" "$root/bin/$test" "$@"
+}
+# The own kernels' test functions but the timestamps' one, which checks that 200 copies take
+# the GPU longer than the host takes to enqueue them: a sanitizer slows every CUDA call down.
+mapfile -t own_kernel_functions < <("${scalelab_env[@]}" "$root/bin/test_gpu_own_kernels" \
+    -functions | sed -n 's/()$//p' | grep -v '^timestamps_')
+sanitize memcheck test_gpu_own_kernels 60 "${own_kernel_functions[@]}"
+sanitize memcheck test_fused_optimizers 45
+# Two of the step cases (convolution, pooling and dropout; batch norm and residual adds): under
+# memcheck, cuDNN's search of the convolution algorithms runs each of them instrumented.
+sanitize memcheck test_gpu_training_steps 75 "gpu_steps_match_cpu_steps:cnn, sgd" \
+    "gpu_steps_match_cpu_steps:resnet8 (batch norm), sgd"
+sanitize racecheck test_gpu_own_kernels 60 "${own_kernel_functions[@]}"
+sanitize racecheck test_fused_optimizers 45
+sanitize initcheck test_gpu_own_kernels 45 "${own_kernel_functions[@]}"
 # Where the GPU's time goes in ScaleLab's cnn step at 512, kernel by kernel and call by call,
 # where Nsight Systems is installed (its report files are left out: only the summaries return).
 nsys=$(find_tool nsys /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys)
@@ -152,10 +177,9 @@ parts = ('data', 'forward', 'backward', 'exposed_comm', 'wait', 'optimizer')
 print(', '.join(f'{p} {rows[-1][p + \"_ms\"]:.3f}' for p in parts) if rows else 'n/a')" 2>/dev/null ||
             echo n/a)"
     done
-    for check in "${sanitized_checks[@]}"; do
-        read -r tool test _ <<<"$check"
-        summary=$(grep -h 'ERROR SUMMARY' "$results/${tool}_$test.txt" 2>/dev/null | sed 's/^=* *//')
-        echo "compute-sanitizer $tool, $test: ${summary:-n/a}"
+    for check in "${sanitized[@]}"; do
+        summary=$(grep -h 'ERROR SUMMARY' "$results/$check.txt" 2>/dev/null | sed 's/^=* *//')
+        echo "compute-sanitizer ${check/_/, }: ${summary:-n/a}"
     done
 } | tee "$out/figures.txt"
 cp "$out/figures.txt" "$results/" && pack
