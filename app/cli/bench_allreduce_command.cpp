@@ -90,6 +90,12 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
         gpus = std::move(selection.indices);
     }
 
+    // Nothing to exchange (NCCL returns at once for one rank): the rows would read as a link
+    // of absurd speed.
+    if ((on_gpus ? gpus.size() : std::size_t(options.devices)) == 1)
+        spdlog::warn(
+            "one device: an all-reduce has nothing to exchange, so the times are the call's own "
+            "cost and busbw is 0; measure 2 or more devices to see a link's bandwidth");
     if (!options.json)
         print_allreduce_table_header();
     for (const std::vector<std::size_t>& sizes : size_batches(options)) {

@@ -328,6 +328,20 @@ class TestCli : public QObject {
         QVERIFY(qAbs(row["busbw_GBs"].toDouble() - algbw) <= 1e-9 * algbw);
     }
 
+    // One device exchanges nothing: measured, with a warning that says what the rows mean.
+    void bench_allreduce_on_one_device_warns_that_nothing_is_exchanged() {
+        const CliResult r = run_cli(
+            {"bench", "allreduce", "--devices", "1", "--sizes", "4K", "--iters", "2", "--json"});
+        QVERIFY_EXIT(r, 0);
+        QCOMPARE(r.out.split('\n', Qt::SkipEmptyParts).size(), 1);
+        QVERIFY2(r.err.contains("one device: an all-reduce has nothing to exchange"),
+                 qPrintable(r.err));
+        const CliResult two = run_cli(
+            {"bench", "allreduce", "--devices", "2", "--sizes", "4K", "--iters", "2", "--json"});
+        QVERIFY_EXIT(two, 0);
+        QVERIFY2(!two.err.contains("one device"), qPrintable(two.err));
+    }
+
     // The whole GPU path end to end where there is a GPU (cnn has every kind of layer the GPU
     // backend runs: convolution, batch norm, pooling, dropout, linear, the loss); where there is
     // none, the machine's reason, like a flag to fix, and nothing trained.
