@@ -80,6 +80,13 @@ print(rows[-1]['$2'] if rows else 'n/a')" 2>/dev/null || echo n/a
 : >"$out/summary.txt"
 nvidia-smi >"$results/nvidia-smi.txt" 2>&1
 "${scalelab_env[@]}" ldd "$root/lib/libscalelab_cuda.so" >"$results/ldd-module.txt" 2>&1
+# The module was built against the toolkit's cuDNN and NCCL headers and runs on the libraries
+# found here (PyTorch's wheels, most likely): which versions those are.
+python3 -c "
+import torch
+print('torch', torch.__version__, 'cuda', torch.version.cuda, 'cudnn',
+      torch.backends.cudnn.version(), 'nccl', torch.cuda.nccl.version())" \
+    >"$results/versions.txt" 2>&1
 step devices 30 "${scalelab_env[@]}" "$cli" devices
 # Without a GPU every GPU test would skip and pass: say so and stop, leaving the device time.
 if ! grep -q '^GPU [0-9]*:' "$results/devices.txt"; then
@@ -160,6 +167,7 @@ else
 fi
 
 {
+    echo "GPU libraries as PyTorch loads them: $(tail -1 "$results/versions.txt")"
     echo "test accuracy after each epoch (cnn, batch 128, 1 GPU): $(python3 -c "
 import json
 rows = [json.loads(l) for l in open('$results/train_cnn.jsonl')]
