@@ -167,7 +167,9 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
             [this](const QString& message) { statusBar()->showMessage(message, 10000); });
 
     form_->setSpec(defaultExperiment(devices_));
-    resize(firstSize(screen()->availableGeometry().size()));
+    // No screen at all (a display server without an output yet): the size for a large one.
+    const QScreen* opened_on = screen();
+    resize(firstSize(opened_on ? opened_on->availableGeometry().size() : QSize(1920, 1080)));
     // The log is for glancing at: a few lines, the charts and the table get the height.
     resizeDocks({log_dock_}, {110}, Qt::Vertical);
     resizeDocks({form_dock_, lesson_dock_}, {390, 340}, Qt::Horizontal);

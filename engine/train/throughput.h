@@ -44,8 +44,8 @@ struct ThroughputResult {
 
 // Throws Error(InvalidSpec) for an unknown model or a non-positive batch, threads or windows,
 // the first device's error when one fails (out of memory with the batch to try instead, as a
-// run says it), and Error(Internal) with the reason when the devices'
-// communicators were aborted (an NCCL error, a collective past its timeout).
+// run says it), and Error(Internal) with the reason when the devices' communicators were
+// aborted (an NCCL error, a collective past its timeout).
 ThroughputResult measure_training_throughput(const ThroughputConfig&);
 
 }  // namespace scalelab
