@@ -501,6 +501,13 @@ class TestNcclGroup : public QObject {
         for (std::size_t i = 0; i < rows.size(); ++i) {
             QCOMPARE(rows[i].devices, static_cast<int>(gpus.size()));
             QCOMPARE(rows[i].bytes, bytes[i]);
+            // One GPU: NCCL's in-place sum over one rank returns without work, so the two
+            // events may fall within their resolution of each other, and the row says 0.
+            if (gpus.size() == 1 && rows[i].time_ms == 0) {
+                QCOMPARE(rows[i].algbw_GBs, 0.0);
+                QCOMPARE(rows[i].busbw_GBs, 0.0);
+                continue;
+            }
             QVERIFY(rows[i].time_ms > 0);
             const double algbw = double(rows[i].bytes) / (rows[i].time_ms * 1e-3) / 1e9;
             QVERIFY(qAbs(rows[i].algbw_GBs - algbw) <= 1e-9 * algbw);
