@@ -28,6 +28,8 @@ namespace scalelab::cli {
 namespace {
 
 constexpr const char* lesson_help_command = "scalelab-cli lesson --help";
+// What a run store's error adds: where to look, or how to do without one.
+constexpr const char* lesson_store_advice = "check --store, or run with --no-store";
 
 std::string text(const QString& s) {
     return s.toStdString();
@@ -63,12 +65,6 @@ std::string optional_number_text(const std::optional<double>& value, int decimal
     return value ? fmt::format("{:.{}f}", *value, decimals) : std::string("-");
 }
 
-int report_lesson_store_error(const StoreError& error) {
-    report_problems({std::string(error.what()) + " (check --store, or run with --no-store)"},
-                    lesson_help_command);
-    return exit_code_for(error);
-}
-
 // Trains the lesson's runs through a RunController and RunCollection, as the desktop app does,
 // printing each run's epochs and how it ended.
 int run_command(const LessonOptions& options, const Lesson& lesson) {
@@ -83,7 +79,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
         } catch (const StoreError& error) {
-            return report_lesson_store_error(error);
+            return report_store_error(error, lesson_help_command, lesson_store_advice);
         }
     }
     RunController controller;
@@ -92,7 +88,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
         try {
             collection.setStore(std::move(store));
         } catch (const StoreError& error) {
-            return report_lesson_store_error(error);
+            return report_store_error(error, lesson_help_command, lesson_store_advice);
         }
     }
     QObject::connect(&collection, &RunCollection::storeError, &app, [](const QString& message) {

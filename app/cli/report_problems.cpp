@@ -32,4 +32,11 @@ int exit_code_for(const StoreError& error) {
     return write_failed ? exit_failed : exit_bad_input;
 }
 
+int report_store_error(const StoreError& error, const std::string& help_command,
+                       const std::string& advice) {
+    report_problems({std::string(error.what()) + (advice.empty() ? "" : " (" + advice + ")")},
+                    help_command);
+    return exit_code_for(error);
+}
+
 }  // namespace scalelab::cli

@@ -23,4 +23,9 @@ int report_error(const Error& error, const std::string& help_command);
 // that is not in it, is bad input; a write that failed (a full disk) is the machine's.
 int exit_code_for(const StoreError& error);
 
+// Reports `error`, with `advice` in brackets after it when there is some, as report_problems
+// does, and returns exit_code_for(error).
+int report_store_error(const StoreError& error, const std::string& help_command,
+                       const std::string& advice = {});
+
 }  // namespace scalelab::cli

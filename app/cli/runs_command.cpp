@@ -294,8 +294,7 @@ int run_action(RunsAction action, const std::vector<std::string>& args) {
                 return delete_action(*store, options);
         }
     } catch (const StoreError& error) {
-        report_problems({error.what()}, help_command(action));
-        return exit_code_for(error);
+        return report_store_error(error, help_command(action));
     }
     return exit_failed;
 }

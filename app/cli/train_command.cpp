@@ -35,6 +35,8 @@ namespace scalelab::cli {
 namespace {
 
 constexpr const char* train_help_command = "scalelab-cli train --help";
+// What a run store's error adds: where to look, or how to do without one.
+constexpr const char* train_store_advice = "check --store, or train with --no-store";
 
 int exit_code_for(RunStatus status) {
     switch (status) {
@@ -60,12 +62,6 @@ void print_run_header(const RunSpec& spec, const data::TrainTest& data) {
         train.width, spec.epochs, spec.epochs == 1 ? "" : "s", spec.batch, spec.lr,
         spec.threads == 0 ? std::string("all") : std::to_string(spec.threads));
     std::fflush(stdout);
-}
-
-int report_train_store_error(const StoreError& error) {
-    report_problems({std::string(error.what()) + " (check --store, or train with --no-store)"},
-                    train_help_command);
-    return cli::exit_code_for(error);
 }
 
 // Marks the run failed through the command's own connection. Best effort: the store may be
@@ -123,7 +119,7 @@ int run_train_command(const std::vector<std::string>& args) {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
         } catch (const StoreError& error) {
-            return report_train_store_error(error);
+            return report_store_error(error, train_help_command, train_store_advice);
         }
     }
 
@@ -157,7 +153,7 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
         try {
             run_id = store->create_run(spec, name, tags);
         } catch (const StoreError& error) {
-            return {report_train_store_error(error), 0};
+            return {report_store_error(error, train_help_command, train_store_advice), 0};
         }
         recorder.emplace(store->path(), run_id);
         sinks.push_back(&*recorder);
