@@ -3,19 +3,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <exception>
-#include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/cpu_backend.h"
-#include "comm/rank_threads.h"
 #include "data/load.h"
 #include "error.h"
 #include "train/device_group.h"
+#include "train/device_threads.h"
 #include "train/device_worker.h"
-#include "train/trainer.h"
 
 namespace scalelab {
 
@@ -56,20 +52,6 @@ DeviceStepTimes per_step(const DeviceStepTimes& sum, int steps) {
             .allreduce = {}};
 }
 
-// A device's failure as the user sees it: when memory ran out, the run's words naming the
-// batch that did not fit and a smaller one to try (failure_message); any other failure as thrown.
-std::exception_ptr with_batch_advice(std::exception_ptr failure, const RunSpec& spec) {
-    try {
-        std::rethrow_exception(failure);
-    } catch (const Error& e) {
-        if (e.kind() == ErrorKind::OutOfMemory)
-            return std::make_exception_ptr(Error(e.kind(), failure_message(e, spec)));
-        return failure;
-    } catch (...) {
-        return failure;
-    }
-}
-
 }  // namespace
 
 ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
@@ -103,79 +85,56 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     std::vector<double> rates;
     double flops_per_image = 0;
     DeviceStepTimes mean_step;
-    std::mutex error_mutex;
-    std::exception_ptr error;
-    std::optional<std::string> abort_reason;  // the first comm::Aborted a device was released by
-    const auto run_rank = [&](int rank) {
-        try {
-            DeviceGroup::Rank devices_of_rank = group.rank(rank);
-            comm::Communicator& host = *devices_of_rank.host;
-            if (cfg.communicator_hook)
-                cfg.communicator_hook(rank, devices_of_rank.comm());
-            DeviceWorker worker(spec, image, std::move(devices_of_rank.backend),
-                                devices_of_rank.comm(), devices_of_rank.sync_bn.get(), &host);
-            if (spec.device == DeviceKind::Gpu)  // as Trainer::run_device
-                worker.prepare(std::vector<int>{cfg.batch}, {});
-            worker.broadcast_initial_state();
-            // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
-            // windows, each between two barriers so that it covers every device's steps.
-            // Each device's batches in turn; a step fetches the next step's ahead, as in a
-            // run, except the last step of all.
-            std::size_t fetched = 0;
-            const auto next_batch = [&] {
-                return &batches[(fetched++ * std::size_t(cfg.devices) + std::size_t(rank)) %
-                                batches.size()];
-            };
-            const std::int64_t total_steps =
-                std::int64_t(cfg.warmup_steps) + std::int64_t(cfg.windows) * steps;
-            std::int64_t step = 0;
-            // train_step adds each part's time to `times`.
-            auto train_one = [&](DeviceStepTimes& times) {
-                const NextWork next =
-                    step + 1 < total_steps ? NextWork::TrainStep : NextWork::Other;
-                worker.train_step(next_batch, 1, cfg.batch, spec.lr, step, times, next);
-                ++step;
-            };
-            DeviceStepTimes warmup, timed;
-            for (int i = 0; i < cfg.warmup_steps; ++i)
-                train_one(warmup);
-            for (int w = 0; w < cfg.windows; ++w) {
-                host.barrier();
-                const auto start = Clock::now();
-                for (int i = 0; i < steps; ++i)
-                    train_one(timed);
-                host.barrier();
-                const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-                if (rank == 0)
-                    rates.push_back(double(steps) * cfg.batch * cfg.devices / seconds);
-            }
-            if (rank == 0) {
-                flops_per_image = worker.replica().model().forward_flops_per_sample();
-                mean_step = per_step(timed, steps * cfg.windows);
-            }
-        } catch (const comm::Aborted& e) {
-            // Released by an abort: another device's failure, or a watchdog's. Abort every
-            // group, as the trainer does: another device may wait for this one in one of them.
-            {
-                std::lock_guard lock(error_mutex);
-                if (!abort_reason)
-                    abort_reason = e.what();
-            }
-            group.abort(e.what());
-        } catch (...) {
-            {
-                std::lock_guard lock(error_mutex);
-                if (!error)
-                    error = with_batch_advice(std::current_exception(), spec);
-            }
-            group.abort("device " + std::to_string(rank) + " failed");
+    DeviceThreads threads(group, spec);
+    threads.run(cfg.devices, [&](int rank) {
+        DeviceGroup::Rank devices_of_rank = group.rank(rank);
+        comm::Communicator& host = *devices_of_rank.host;
+        if (cfg.communicator_hook)
+            cfg.communicator_hook(rank, devices_of_rank.comm());
+        DeviceWorker worker(spec, image, std::move(devices_of_rank.backend), devices_of_rank.comm(),
+                            devices_of_rank.sync_bn.get(), &host);
+        if (spec.device == DeviceKind::Gpu)  // as Trainer::run_device
+            worker.prepare(std::vector<int>{cfg.batch}, {});
+        worker.broadcast_initial_state();
+        // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed
+        // windows, each between two barriers so that it covers every device's steps.
+        // Each device's batches in turn; a step fetches the next step's ahead, as in a
+        // run, except the last step of all.
+        std::size_t fetched = 0;
+        const auto next_batch = [&] {
+            return &batches[(fetched++ * std::size_t(cfg.devices) + std::size_t(rank)) %
+                            batches.size()];
+        };
+        const std::int64_t total_steps =
+            std::int64_t(cfg.warmup_steps) + std::int64_t(cfg.windows) * steps;
+        std::int64_t step = 0;
+        // train_step adds each part's time to `times`.
+        auto train_one = [&](DeviceStepTimes& times) {
+            const NextWork next = step + 1 < total_steps ? NextWork::TrainStep : NextWork::Other;
+            worker.train_step(next_batch, 1, cfg.batch, spec.lr, step, times, next);
+            ++step;
+        };
+        DeviceStepTimes warmup, timed;
+        for (int i = 0; i < cfg.warmup_steps; ++i)
+            train_one(warmup);
+        for (int w = 0; w < cfg.windows; ++w) {
+            host.barrier();
+            const auto start = Clock::now();
+            for (int i = 0; i < steps; ++i)
+                train_one(timed);
+            host.barrier();
+            const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+            if (rank == 0)
+                rates.push_back(double(steps) * cfg.batch * cfg.devices / seconds);
         }
-    };
-    comm::run_rank_threads(cfg.devices, run_rank,
-                           [&](int, const std::string& reason) { group.abort(reason); });
-    if (error)
-        std::rethrow_exception(error);
-    if (abort_reason)
+        if (rank == 0) {
+            flops_per_image = worker.replica().model().forward_flops_per_sample();
+            mean_step = per_step(timed, steps * cfg.windows);
+        }
+    });
+    if (const auto& failure = threads.failure())
+        failure->rethrow();
+    if (const auto& abort_reason = threads.abort_reason())
         throw Error(ErrorKind::Internal, "the benchmark's devices stopped: " + *abort_reason);
 
     std::sort(rates.begin(), rates.end());

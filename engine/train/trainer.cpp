@@ -3,18 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <mutex>
-#include <optional>
 #include <sstream>
 #include <string>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_inventory.h"
-#include "comm/rank_threads.h"
 #include "data/sampler.h"
 #include "error.h"
 #include "optim/lr_schedule.h"
 #include "train/device_group.h"
+#include "train/device_threads.h"
 #include "train/device_worker.h"
 #include "train/run_gpus.h"
 
@@ -80,19 +78,6 @@ Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
     }
 }
 
-std::string failure_message(const std::exception& failure, const RunSpec& spec) {
-    const auto* error = dynamic_cast<const Error*>(&failure);
-    if (error == nullptr || error->kind() != ErrorKind::OutOfMemory)
-        return failure.what();
-    const std::string device = spec.device == DeviceKind::Gpu ? "GPU" : "device";
-    if (spec.batch == 1)
-        return std::string(failure.what()) + " (the model does not fit on a " + device +
-               " even at batch 1: use a smaller model or width)";
-    return std::string(failure.what()) + " (a batch of " + std::to_string(spec.batch) +
-           " images per " + device + " does not fit: try batch " + std::to_string(spec.batch / 2) +
-           ")";
-}
-
 RunEnd Trainer::run() {
     RunEnd end;
     try {
@@ -126,44 +111,20 @@ RunEnd Trainer::train() {
         devices, gpus_, {.gpu = 0, .tf32 = spec_.tf32, .deterministic = spec_.deterministic},
         spec_.collective_timeout_s, info.threads_per_device, spec_.sync_bn, info.warnings.empty());
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
-    std::mutex failure_mutex;
-    std::optional<RunEnd> failure;
-    std::optional<std::string> abort_reason;  // the first comm::Aborted a worker was released by
-    const auto run_rank = [&](int rank) {
-        try {
-            DeviceGroup::Rank devices_of_rank = group.rank(rank);
-            if (communicator_hook_)
-                communicator_hook_(rank, devices_of_rank.comm());
-            ends[std::size_t(rank)] = run_device(rank, devices_of_rank, info);
-        } catch (const comm::Aborted& e) {
-            // Released because another device failed, the run was cancelled, or someone
-            // else aborted one of the groups: then the other one too, where another device
-            // may wait for this one.
-            {
-                std::lock_guard lock(failure_mutex);
-                if (!abort_reason)
-                    abort_reason = e.what();
-            }
-            group.abort(e.what());
-        } catch (const std::exception& e) {
-            const std::string what = failure_message(e, spec_);
-            {
-                std::lock_guard lock(failure_mutex);
-                if (!failure)
-                    failure = RunEnd{RunStatus::Failed,
-                                     "device " + std::to_string(rank) + ": " + what,
-                                     0,
-                                     0,
-                                     {}};
-            }
-            group.abort("device " + std::to_string(rank) + " failed: " + what);
-        }
-    };
-    comm::run_rank_threads(devices, run_rank,
-                           [&](int, const std::string& reason) { group.abort(reason); });
+    DeviceThreads threads(group, spec_);
+    threads.run(devices, [&](int rank) {
+        DeviceGroup::Rank devices_of_rank = group.rank(rank);
+        if (communicator_hook_)
+            communicator_hook_(rank, devices_of_rank.comm());
+        ends[std::size_t(rank)] = run_device(rank, devices_of_rank, info);
+    });
 
-    if (failure)
-        return *failure;
+    if (const auto& failure = threads.failure())
+        return RunEnd{RunStatus::Failed,
+                      "device " + std::to_string(failure->rank) + ": " + failure->message,
+                      0,
+                      0,
+                      {}};
     if (cancelled_.load()) {
         RunEnd end = ends[0];
         end.status = RunStatus::Cancelled;
@@ -172,7 +133,7 @@ RunEnd Trainer::train() {
         return end;
     }
     // Neither a device's failure nor a cancel: rank 0's end would be an empty, unfinished one.
-    if (abort_reason)
+    if (const auto& abort_reason = threads.abort_reason())
         return RunEnd{RunStatus::Failed, "communication aborted: " + *abort_reason, 0, 0, {}};
     return ends[0];
 }

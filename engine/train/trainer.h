@@ -2,7 +2,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <exception>
 #include <functional>
 #include <string>
 #include <vector>
@@ -15,10 +14,6 @@
 #include "train/run_spec.h"
 
 namespace scalelab {
-
-// What a device's failure says: the exception's message and, when memory ran out, the batch
-// that did not fit and a smaller one to try.
-std::string failure_message(const std::exception& failure, const RunSpec& spec);
 
 // Trains one run on spec.devices devices: CPU devices (one worker thread each with spec.threads
 // cores, 0: its share of the machine) or GPUs (one host thread each), with DDP semantics (see

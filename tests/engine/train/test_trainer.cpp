@@ -8,6 +8,7 @@
 #include "data/synthetic.h"
 #include "error.h"
 #include "recording_sink.h"
+#include "train/device_threads.h"
 #include "train/trainer.h"
 
 using namespace scalelab;
