@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <utility>
 
 #include "error.h"
 #include "optim/format_number.h"
+#include "optim/tensor_norms.h"
 
 namespace scalelab::optim {
 
@@ -112,28 +112,19 @@ Sgd::Sgd(std::vector<ParamSegment> segments, SgdConfig config)
     : config_(config), segments_(std::move(segments)) {
     check_config(config_);
 
-    // Walk the segments in buffer order: find the extent, reject overlaps (two parameters
-    // sharing floats would be updated twice), and merge neighbours with equal decay into runs.
+    extent_ = detail::check_segments(segments_);
+
+    // Merge neighbours in buffer order that share a weight decay into runs. check_segments has
+    // rejected overlaps, so the runs cover each parameter float once.
     std::vector<const ParamSegment*> ordered;
     ordered.reserve(segments_.size());
     for (const ParamSegment& segment : segments_) {
-        if (segment.size > std::numeric_limits<std::size_t>::max() - segment.offset) {
-            throw Error(ErrorKind::Internal,
-                        "parameter segment " + segment.name + " runs past the address space");
-        }
         if (segment.size > 0) {
             ordered.push_back(&segment);
         }
     }
-    std::stable_sort(
-        ordered.begin(), ordered.end(),
-        [](const ParamSegment* a, const ParamSegment* b) { return a->offset < b->offset; });
-    const ParamSegment* previous = nullptr;
+    std::ranges::sort(ordered, {}, &ParamSegment::offset);
     for (const ParamSegment* segment : ordered) {
-        if (previous != nullptr && segment->offset < previous->offset + previous->size) {
-            throw Error(ErrorKind::Internal, "parameter segments " + previous->name + " and " +
-                                                 segment->name + " overlap");
-        }
         const auto wd = static_cast<float>(weight_decay_of(config_, *segment));
         if (!runs_.empty() && runs_.back().offset + runs_.back().size == segment->offset &&
             runs_.back().weight_decay == wd) {
@@ -141,10 +132,6 @@ Sgd::Sgd(std::vector<ParamSegment> segments, SgdConfig config)
         } else {
             runs_.push_back(Run{segment->offset, segment->size, wd});
         }
-        previous = segment;
-    }
-    if (previous != nullptr) {
-        extent_ = previous->offset + previous->size;
     }
     if (config_.momentum != 0) {
         momentum_.assign(extent_, 0.0f);
@@ -152,20 +139,7 @@ Sgd::Sgd(std::vector<ParamSegment> segments, SgdConfig config)
 }
 
 void Sgd::step(std::span<float> params, std::span<const float> grads, double lr) {
-    if (params.size() != grads.size()) {
-        throw Error(ErrorKind::Internal, "SGD step: " + std::to_string(params.size()) +
-                                             " parameters but " + std::to_string(grads.size()) +
-                                             " gradients");
-    }
-    if (params.size() < extent_) {
-        throw Error(ErrorKind::Internal, "SGD step: buffers of " + std::to_string(params.size()) +
-                                             " floats, but the segments need " +
-                                             std::to_string(extent_));
-    }
-    if (!std::isfinite(lr) || lr < 0) {
-        throw Error(ErrorKind::InvalidSpec,
-                    "the learning rate must be a number >= 0 (got " + format_number(lr) + ")");
-    }
+    detail::check_step(name(), params, grads, extent_, lr);
 
     const Momentum momentum = config_.momentum == 0 ? Momentum::None
                               : steps_ == 0         ? Momentum::First

@@ -14,8 +14,8 @@
 #include "optim/parameter_segment.h"
 
 // What the layer-wise optimisers (LARS/LARC, LAMB, NovoGrad) and AdamW share: the L2 norm of
-// one parameter tensor (one ParamSegment), and the checks on segments and step buffers that
-// every optimiser makes the same way as Sgd.
+// one parameter tensor (one ParamSegment); and the checks on segments and step buffers that
+// every optimiser, Sgd and the fused GPU ones included, makes the same way.
 namespace scalelab::optim::detail {
 
 // The sum of squares of n floats, accumulated in double. A float accumulator loses about
