@@ -10,12 +10,12 @@
 #include <QStringList>
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
 #include "data/load.h"
 #include "error.h"
 #include "json_error_position.h"
+#include "name_table.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
 
@@ -23,7 +23,7 @@ namespace scalelab {
 
 namespace {
 
-constexpr std::array<std::pair<LessonChart, std::string_view>, 8> chart_names{{
+constexpr NameTable<LessonChart, 8> chart_names{{{
     {LessonChart::TrainLoss, "train_loss"},
     {LessonChart::ValAccuracy, "val_accuracy"},
     {LessonChart::ImagesPerSecond, "images_per_s"},
@@ -32,39 +32,18 @@ constexpr std::array<std::pair<LessonChart, std::string_view>, 8> chart_names{{
     {LessonChart::Scaling, "scaling"},
     {LessonChart::StepsToTarget, "steps_to_target"},
     {LessonChart::TimeBreakdown, "time_breakdown"},
-}};
-constexpr std::array<std::pair<LessonAxis, std::string_view>, 4> axis_names{{
+}}};
+constexpr NameTable<LessonAxis, 4> axis_names{{{
     {LessonAxis::Step, "step"},
     {LessonAxis::Epoch, "epoch"},
     {LessonAxis::Samples, "samples"},
     {LessonAxis::Time, "time"},
-}};
-
-template <typename Enum, std::size_t N>
-std::string_view name_in(const std::array<std::pair<Enum, std::string_view>, N>& names,
-                         Enum value) {
-    for (const auto& [v, name] : names)
-        if (v == value)
-            return name;
-    return {};
-}
-
-template <typename Enum, std::size_t N>
-std::optional<Enum> value_in(const std::array<std::pair<Enum, std::string_view>, N>& names,
-                             std::string_view name) {
-    for (const auto& [v, n] : names)
-        if (n == name)
-            return v;
-    return std::nullopt;
-}
+}}};
 
 // "\"step\", \"epoch\", ..." for messages.
 template <typename Enum, std::size_t N>
-QString choices(const std::array<std::pair<Enum, std::string_view>, N>& names) {
-    QStringList quoted;
-    for (const auto& [v, name] : names)
-        quoted.append(u'"' + QString::fromUtf8(name.data(), qsizetype(name.size())) + u'"');
-    return quoted.join(QStringLiteral(", "));
+QString choices(const NameTable<Enum, N>& names) {
+    return QString::fromStdString(names.choices(", ", "\""));
 }
 
 // The top-level keys of a lesson file, and those of its nested objects besides RunSpec fields.
@@ -318,7 +297,7 @@ std::vector<LessonChart> LessonReader::read_charts(const QJsonObject& root) {
     std::vector<LessonChart> charts;
     const QJsonArray array = value.toArray();
     for (qsizetype i = 0; i < array.size(); ++i) {
-        const auto chart = value_in(chart_names, array[i].toString().toStdString());
+        const auto chart = chart_names.parse(array[i].toString().toStdString());
         if (!array[i].isString() || !chart)
             problem(element(QStringLiteral("charts"), i),
                     QStringLiteral("unknown chart: choose one of %1").arg(choices(chart_names)));
@@ -332,7 +311,7 @@ LessonAxis LessonReader::read_axis(const QJsonObject& root) {
     const QJsonValue value = root.value(QStringLiteral("x_axis"));
     if (value.isUndefined())
         return LessonAxis::Step;
-    const auto axis = value_in(axis_names, value.toString().toStdString());
+    const auto axis = axis_names.parse(value.toString().toStdString());
     if (!value.isString() || !axis) {
         problem(QStringLiteral("x_axis"),
                 QStringLiteral("must be one of %1").arg(choices(axis_names)));
@@ -569,19 +548,6 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
 }
 
 }  // namespace
-
-std::string_view to_string(LessonChart chart) {
-    return name_in(chart_names, chart);
-}
-std::optional<LessonChart> parse_lesson_chart(std::string_view name) {
-    return value_in(chart_names, name);
-}
-std::string_view to_string(LessonAxis axis) {
-    return name_in(axis_names, axis);
-}
-std::optional<LessonAxis> parse_lesson_axis(std::string_view name) {
-    return value_in(axis_names, name);
-}
 
 Lesson parse_lesson(const QByteArray& json, const QString& file, const DeviceInventory& devices,
                     LessonSize size) {

@@ -5,7 +5,6 @@
 
 #include <optional>
 #include <stdexcept>
-#include <string_view>
 #include <vector>
 
 #include "assessment.h"
@@ -29,11 +28,6 @@ enum class LessonChart {
 };
 // What the lesson's curves are drawn against. In files: "step", "epoch", "samples", "time".
 enum class LessonAxis { Step, Epoch, Samples, Time };
-
-std::string_view to_string(LessonChart);
-std::optional<LessonChart> parse_lesson_chart(std::string_view);
-std::string_view to_string(LessonAxis);
-std::optional<LessonAxis> parse_lesson_axis(std::string_view);
 
 struct LessonRun {
     QString name;  // unique within the lesson, as the charts' legends show it

@@ -254,15 +254,6 @@ const QStringList summary_keys{
     "steps", "epochs", "train_seconds", "best_val_accuracy", "mean_images_per_s", "targets"};
 const QStringList target_keys{"target", "seconds", "step", "epoch", "images"};
 
-QString state_names() {
-    QStringList names;
-    for (RunState state :
-         {RunState::Queued, RunState::Running, RunState::Finished, RunState::ReachedTarget,
-          RunState::Diverged, RunState::Cancelled, RunState::Failed, RunState::Interrupted})
-        names.append(QString::fromUtf8(to_string(state)));
-    return names.join(QStringLiteral(", "));
-}
-
 std::optional<Metric> metric_named(const QString& name) {
     for (Metric metric : all_metrics)
         if (name == QString::fromUtf8(metric_name(metric)))
@@ -374,10 +365,11 @@ RunWithMetrics read_run(const QJsonValue& value, qsizetype index) {
     stored.name = name;
     stored.tags = run.strings(QStringLiteral("tags"));
     const QString state = run.string(QStringLiteral("state"), true);
-    const auto parsed_state = parse_run_state(state.toStdString());
+    const auto parsed_state = EnumNames<RunState>::table.parse(state.toStdString());
     if (!parsed_state)
         fail(run.where(QStringLiteral("state")),
-             QStringLiteral("\"%1\" is not a state; the states are %2").arg(state, state_names()));
+             QStringLiteral("\"%1\" is not a state; the states are %2")
+                 .arg(state, QString::fromStdString(EnumNames<RunState>::table.choices(", "))));
     stored.state = *parsed_state;
     stored.message = run.string(QStringLiteral("message"));
 

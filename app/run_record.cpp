@@ -4,37 +4,6 @@
 
 namespace scalelab {
 
-std::string_view to_string(RunState state) {
-    switch (state) {
-        case RunState::Queued:
-            return "queued";
-        case RunState::Running:
-            return "running";
-        case RunState::Finished:
-            return "finished";
-        case RunState::ReachedTarget:
-            return "reached target";
-        case RunState::Diverged:
-            return "diverged";
-        case RunState::Cancelled:
-            return "cancelled";
-        case RunState::Failed:
-            return "failed";
-        case RunState::Interrupted:
-            return "interrupted";
-    }
-    return "unknown";
-}
-
-std::optional<RunState> parse_run_state(std::string_view name) {
-    for (const RunState state :
-         {RunState::Queued, RunState::Running, RunState::Finished, RunState::ReachedTarget,
-          RunState::Diverged, RunState::Cancelled, RunState::Failed, RunState::Interrupted})
-        if (to_string(state) == name)
-            return state;
-    return std::nullopt;
-}
-
 RunState run_state(RunStatus status) {
     switch (status) {
         case RunStatus::Finished:

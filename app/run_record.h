@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "name_table.h"
 #include "train/metrics.h"
 #include "train/run_spec.h"
 
@@ -27,8 +28,18 @@ enum class RunState {
     Failed,
     Interrupted
 };
-std::string_view to_string(RunState);
-std::optional<RunState> parse_run_state(std::string_view);
+// Its names in the run store, in exports and in the window.
+template <>
+struct EnumNames<RunState> {
+    static constexpr NameTable<RunState, 8> table{{{{RunState::Queued, "queued"},
+                                                    {RunState::Running, "running"},
+                                                    {RunState::Finished, "finished"},
+                                                    {RunState::ReachedTarget, "reached target"},
+                                                    {RunState::Diverged, "diverged"},
+                                                    {RunState::Cancelled, "cancelled"},
+                                                    {RunState::Failed, "failed"},
+                                                    {RunState::Interrupted, "interrupted"}}}};
+};
 RunState run_state(RunStatus);
 bool is_active(RunState);  // queued or running
 

@@ -12,9 +12,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "enum_names.h"
 #include "error.h"
 #include "json_error_position.h"
+#include "train/run_spec.h"
 
 namespace scalelab {
 
@@ -186,10 +186,11 @@ std::string from_json(const char* key, const QJsonValue& value, std::vector<doub
 template <typename Enum>
 requires std::is_enum_v<Enum> std::string from_json(const char* key, const QJsonValue& value,
                                                     Enum& out) {
-    const auto parsed =
-        value.isString() ? parse_enum<Enum>(value.toString().toStdString()) : std::nullopt;
+    const auto parsed = value.isString()
+                            ? EnumNames<Enum>::table.parse(value.toString().toStdString())
+                            : std::nullopt;
     if (!parsed)
-        return wrong(key, "one of " + enum_choices<Enum>(", ", "\""), value);
+        return wrong(key, "one of " + EnumNames<Enum>::table.choices(", ", "\""), value);
     out = *parsed;
     return {};
 }

@@ -127,7 +127,7 @@ QString state_name(RunState state) {
 std::optional<RunState> state_from_name(const QString& name) {
     if (name == queued_state_name)
         return RunState::Queued;
-    return parse_run_state(name.toStdString());
+    return EnumNames<RunState>::table.parse(name.toStdString());
 }
 
 // The names the metrics table uses, made once: they are bound and compared for every row.

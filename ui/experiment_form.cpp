@@ -23,13 +23,13 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "data/load.h"
-#include "enum_names.h"
 #include "error.h"
 #include "number_lists.h"
 #include "number_spin_box.h"
@@ -37,6 +37,7 @@
 #include "scaled_font.h"
 #include "train/dataset_request.h"
 #include "train/run_gpus.h"
+#include "train/run_spec.h"
 #include "wheel_guard.h"
 
 namespace scalelab {
@@ -261,20 +262,19 @@ QCheckBox* ExperimentForm::bind(const char* name, bool RunSpec::*member, const Q
 template <typename Enum>
 QComboBox* ExperimentForm::bindEnum(const char* name, Enum RunSpec::*member) {
     auto* editor = named(new QComboBox, name);
-    for (Enum value : EnumValues<Enum>::all) {
-        const std::string_view text = to_string(value);
+    static constexpr const auto& entries = EnumNames<Enum>::table.entries;
+    for (const auto& [value, text] : entries) {
         editor->addItem(QString::fromUtf8(text.data(), qsizetype(text.size())));
     }
     connect(editor, &QComboBox::currentIndexChanged, this, &ExperimentForm::refresh);
     bindings_.push_back({editor->objectName(),
                          [editor, member](const RunSpec& spec) {
-                             const auto& values = EnumValues<Enum>::all;
-                             const auto it =
-                                 std::find(std::begin(values), std::end(values), spec.*member);
-                             editor->setCurrentIndex(int(it - std::begin(values)));
+                             const auto it = std::ranges::find(
+                                 entries, spec.*member, &std::pair<Enum, std::string_view>::first);
+                             editor->setCurrentIndex(int(it - entries.begin()));
                          },
                          [editor, member](RunSpec& spec) {
-                             spec.*member = EnumValues<Enum>::all[editor->currentIndex()];
+                             spec.*member = entries[std::size_t(editor->currentIndex())].first;
                              return QString();
                          }});
     return editor;

@@ -68,7 +68,7 @@ std::string apply_bench_flag(const GivenFlag& given, BenchTrainOptions& options)
         return {};
     }
     if (given.name == "device") {
-        const std::optional<DeviceKind> device = parse_device_kind(given.value);
+        const std::optional<DeviceKind> device = EnumNames<DeviceKind>::table.parse(given.value);
         if (!device)
             return "--device expects cpu or gpu, got '" + given.value + "'";
         options.device = *device;

@@ -13,10 +13,10 @@
 #include "cli/flag_values.h"
 #include "cli/log_setup.h"
 #include "data/load.h"
-#include "enum_names.h"
 #include "error.h"
 #include "run_spec_json.h"
 #include "run_store.h"
+#include "train/run_spec.h"
 
 namespace scalelab::cli {
 
@@ -117,15 +117,15 @@ TrainFlag int_list_flag(std::string name, std::string value_name, std::string he
             }};
 }
 
-// --name a|b|c for any RunSpec enum: the choices come from EnumValues, the help shows them and
+// --name a|b|c for any RunSpec enum: the choices come from its EnumNames, the help shows them and
 // the default, and a value that is not one of them is a problem listing them.
 template <typename Enum>
 TrainFlag enum_flag(std::string name, std::string help, std::string section, Enum RunSpec::*field) {
-    const std::string choices = enum_choices<Enum>("|");
+    const std::string choices = EnumNames<Enum>::table.choices("|");
     help = choices + ": " + help + " (default " + std::string(to_string(RunSpec{}.*field)) + ")";
     return {{name, "NAME", help, section},
             [name, choices, field](const std::string& value, TrainOptions& options) -> std::string {
-                const auto parsed = parse_enum<Enum>(value);
+                const auto parsed = EnumNames<Enum>::table.parse(value);
                 if (!parsed)
                     return expects(name, "one of " + choices, value);
                 options.spec.*field = *parsed;

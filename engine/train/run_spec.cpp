@@ -1,7 +1,6 @@
 #include "train/run_spec.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 #include "optim/format_number.h"
@@ -31,98 +30,6 @@ const std::vector<std::string>& model_names() {
 const std::vector<std::string>& dataset_names() {
     static const std::vector<std::string> names{"fashion-mnist", "mnist", "cifar10", "synthetic"};
     return names;
-}
-
-namespace {
-
-// Each enum's names, in declaration order: the one table to_string and parse read.
-template <typename Enum, std::size_t N>
-using Names = std::array<std::pair<Enum, std::string_view>, N>;
-
-template <typename Enum, std::size_t N>
-std::string_view name_of(const Names<Enum, N>& names, Enum value) {
-    for (const auto& [e, name] : names)
-        if (e == value)
-            return name;
-    return names[0].second;
-}
-
-template <typename Enum, std::size_t N>
-std::optional<Enum> parse_name(const Names<Enum, N>& names, std::string_view s) {
-    for (const auto& [e, name] : names)
-        if (name == s)
-            return e;
-    return std::nullopt;
-}
-
-constexpr Names<ScheduleKind, 6> schedule_names{{{ScheduleKind::Constant, "constant"},
-                                                 {ScheduleKind::Step, "step"},
-                                                 {ScheduleKind::MultiStep, "multistep"},
-                                                 {ScheduleKind::Cosine, "cosine"},
-                                                 {ScheduleKind::Poly, "poly"},
-                                                 {ScheduleKind::Exp, "exp"}}};
-constexpr Names<WarmupUnit, 2> warmup_unit_names{
-    {{WarmupUnit::Epochs, "epochs"}, {WarmupUnit::Steps, "steps"}}};
-constexpr Names<WarmupKind, 3> warmup_kind_names{{{WarmupKind::Gradual, "gradual"},
-                                                  {WarmupKind::PerEpoch, "per-epoch"},
-                                                  {WarmupKind::Constant, "constant"}}};
-constexpr Names<OptimizerKind, 5> optimizer_names{{{OptimizerKind::Sgd, "sgd"},
-                                                   {OptimizerKind::Lars, "lars"},
-                                                   {OptimizerKind::Lamb, "lamb"},
-                                                   {OptimizerKind::NovoGrad, "novograd"},
-                                                   {OptimizerKind::AdamW, "adamw"}}};
-constexpr Names<LrScaling, 3> lr_scaling_names{
-    {{LrScaling::None, "none"}, {LrScaling::Linear, "linear"}, {LrScaling::Sqrt, "sqrt"}}};
-constexpr Names<Augmentation, 4> augmentation_names{{{Augmentation::None, "none"},
-                                                     {Augmentation::Flip, "flip"},
-                                                     {Augmentation::CropFlip, "crop-flip"},
-                                                     {Augmentation::Assessment, "assessment"}}};
-constexpr Names<DeviceKind, 2> device_kind_names{
-    {{DeviceKind::Cpu, "cpu"}, {DeviceKind::Gpu, "gpu"}}};
-
-}  // namespace
-
-std::string_view to_string(ScheduleKind v) {
-    return name_of(schedule_names, v);
-}
-std::optional<ScheduleKind> parse_schedule(std::string_view s) {
-    return parse_name(schedule_names, s);
-}
-std::string_view to_string(WarmupUnit v) {
-    return name_of(warmup_unit_names, v);
-}
-std::optional<WarmupUnit> parse_warmup_unit(std::string_view s) {
-    return parse_name(warmup_unit_names, s);
-}
-std::string_view to_string(WarmupKind v) {
-    return name_of(warmup_kind_names, v);
-}
-std::optional<WarmupKind> parse_warmup_kind(std::string_view s) {
-    return parse_name(warmup_kind_names, s);
-}
-std::string_view to_string(OptimizerKind v) {
-    return name_of(optimizer_names, v);
-}
-std::optional<OptimizerKind> parse_optimizer(std::string_view s) {
-    return parse_name(optimizer_names, s);
-}
-std::string_view to_string(LrScaling v) {
-    return name_of(lr_scaling_names, v);
-}
-std::optional<LrScaling> parse_lr_scaling(std::string_view s) {
-    return parse_name(lr_scaling_names, s);
-}
-std::string_view to_string(Augmentation v) {
-    return name_of(augmentation_names, v);
-}
-std::optional<Augmentation> parse_augmentation(std::string_view s) {
-    return parse_name(augmentation_names, s);
-}
-std::string_view to_string(DeviceKind v) {
-    return name_of(device_kind_names, v);
-}
-std::optional<DeviceKind> parse_device_kind(std::string_view s) {
-    return parse_name(device_kind_names, s);
 }
 
 double effective_lr(const RunSpec& spec) {

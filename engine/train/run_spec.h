@@ -1,10 +1,10 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
+
+#include "name_table.h"
 
 namespace scalelab {
 
@@ -118,20 +118,53 @@ struct RunSpec {
     std::vector<std::string> validate() const;
 };
 
-std::string_view to_string(ScheduleKind);
-std::optional<ScheduleKind> parse_schedule(std::string_view);
-std::string_view to_string(WarmupUnit);
-std::optional<WarmupUnit> parse_warmup_unit(std::string_view);
-std::string_view to_string(WarmupKind);
-std::optional<WarmupKind> parse_warmup_kind(std::string_view);
-std::string_view to_string(OptimizerKind);
-std::optional<OptimizerKind> parse_optimizer(std::string_view);
-std::string_view to_string(LrScaling);
-std::optional<LrScaling> parse_lr_scaling(std::string_view);
-std::string_view to_string(Augmentation);
-std::optional<Augmentation> parse_augmentation(std::string_view);
-std::string_view to_string(DeviceKind);
-std::optional<DeviceKind> parse_device_kind(std::string_view);
+// The names in JSON, on the command line and in the window: to_string(value) and
+// EnumNames<Enum>::table.parse(name) (name_table.h).
+template <>
+struct EnumNames<ScheduleKind> {
+    static constexpr NameTable<ScheduleKind, 6> table{{{{ScheduleKind::Constant, "constant"},
+                                                        {ScheduleKind::Step, "step"},
+                                                        {ScheduleKind::MultiStep, "multistep"},
+                                                        {ScheduleKind::Cosine, "cosine"},
+                                                        {ScheduleKind::Poly, "poly"},
+                                                        {ScheduleKind::Exp, "exp"}}}};
+};
+template <>
+struct EnumNames<WarmupUnit> {
+    static constexpr NameTable<WarmupUnit, 2> table{
+        {{{WarmupUnit::Epochs, "epochs"}, {WarmupUnit::Steps, "steps"}}}};
+};
+template <>
+struct EnumNames<WarmupKind> {
+    static constexpr NameTable<WarmupKind, 3> table{{{{WarmupKind::Gradual, "gradual"},
+                                                      {WarmupKind::PerEpoch, "per-epoch"},
+                                                      {WarmupKind::Constant, "constant"}}}};
+};
+template <>
+struct EnumNames<OptimizerKind> {
+    static constexpr NameTable<OptimizerKind, 5> table{{{{OptimizerKind::Sgd, "sgd"},
+                                                         {OptimizerKind::Lars, "lars"},
+                                                         {OptimizerKind::Lamb, "lamb"},
+                                                         {OptimizerKind::NovoGrad, "novograd"},
+                                                         {OptimizerKind::AdamW, "adamw"}}}};
+};
+template <>
+struct EnumNames<LrScaling> {
+    static constexpr NameTable<LrScaling, 3> table{
+        {{{LrScaling::None, "none"}, {LrScaling::Linear, "linear"}, {LrScaling::Sqrt, "sqrt"}}}};
+};
+template <>
+struct EnumNames<Augmentation> {
+    static constexpr NameTable<Augmentation, 4> table{{{{Augmentation::None, "none"},
+                                                        {Augmentation::Flip, "flip"},
+                                                        {Augmentation::CropFlip, "crop-flip"},
+                                                        {Augmentation::Assessment, "assessment"}}}};
+};
+template <>
+struct EnumNames<DeviceKind> {
+    static constexpr NameTable<DeviceKind, 2> table{
+        {{{DeviceKind::Cpu, "cpu"}, {DeviceKind::Gpu, "gpu"}}}};
+};
 
 // The base lr times the scaling rule for this spec's global batch.
 double effective_lr(const RunSpec& spec);

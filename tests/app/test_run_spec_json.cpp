@@ -152,7 +152,9 @@ class TestRunSpecJson : public QObject {
             spec.optimizer = v;
             QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).optimizer, v);
         }
-        for (auto v : {scalelab::ScheduleKind::Poly, scalelab::ScheduleKind::Exp}) {
+        for (auto v : {scalelab::ScheduleKind::Constant, scalelab::ScheduleKind::Step,
+                       scalelab::ScheduleKind::MultiStep, scalelab::ScheduleKind::Cosine,
+                       scalelab::ScheduleKind::Poly, scalelab::ScheduleKind::Exp}) {
             RunSpec spec;
             spec.schedule = v;
             QCOMPARE(scalelab::run_spec_from_json(to_document(spec)).schedule, v);

@@ -102,7 +102,7 @@ RunSpec spec_for(const QString& model, const QString& optimizer, double lr) {
     spec.batch = kBatch;
     spec.seed = 3;
     spec.lr = lr;
-    spec.optimizer = *parse_optimizer(optimizer.toStdString());
+    spec.optimizer = *EnumNames<OptimizerKind>::table.parse(optimizer.toStdString());
     spec.weight_decay = 5e-4;
     // AdamW's eps not negligible against the gradients: with the usual 1e-8 its first step moves
     // every float by about lr * sign(g), so a float whose gradient is rounding noise moves by
