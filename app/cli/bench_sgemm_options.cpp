@@ -42,10 +42,10 @@ ParsedBenchSgemmOptions parse_bench_sgemm_options(const std::vector<std::string>
 std::string bench_sgemm_help() {
     return format_help(
         "scalelab-cli bench sgemm [flags]",
-        "Measures the machine's fp32 matrix-multiply peak: oneDNN's sgemm on --size x --size\n"
-        "matrices, two untimed calls, then ten timed ones of 2*size^3 flops each. Prints\n"
-        "GFLOP/s (median and max over the calls), one row per --threads count. This is the\n"
-        "reference the GFLOP/s of 'bench train' are compared to.",
+        "Measures the machine's fp32 matrix-multiply peak: oneDNN's matmul (the kernels of the\n"
+        "linear layers) on --size x --size matrices, two untimed calls, then ten timed ones of\n"
+        "2*size^3 flops each. Prints GFLOP/s (median and max over the calls), one row per\n"
+        "--threads count. This is the reference the GFLOP/s of 'bench train' are compared to.",
         bench_sgemm_flags(),
         "Examples:\n"
         "  scalelab-cli bench sgemm --threads 1,2\n"

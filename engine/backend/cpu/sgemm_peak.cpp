@@ -1,16 +1,15 @@
 #include "backend/cpu/sgemm_peak.h"
 
-#include <dnnl.h>
 #include <omp.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backend/cpu/dnnl_util.h"
 #include "error.h"
 
 namespace scalelab::cpu {
@@ -18,22 +17,7 @@ namespace scalelab::cpu {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-struct FreeDeleter {
-    void operator()(float* p) const { std::free(p); }
-};
-using AlignedFloats = std::unique_ptr<float[], FreeDeleter>;
-
-// n floats on a 64-byte boundary (a cache line, and what AVX-512 loads like best).
-AlignedFloats allocate_aligned(std::size_t n) {
-    const std::size_t bytes = ((n * sizeof(float) + 63) / 64) * 64;
-    auto* p = static_cast<float*>(std::aligned_alloc(64, bytes));
-    if (p == nullptr)
-        throw Error(ErrorKind::OutOfMemory, "could not allocate " + std::to_string(bytes >> 20) +
-                                                " MiB for the sgemm benchmark: use a smaller "
-                                                "matrix size");
-    return AlignedFloats(p);
-}
+using dnnl::memory;
 
 // Small non-zero values, +-0.0005 to +-0.4995 (never 0, no denormals), so every multiply does
 // real work.
@@ -44,13 +28,34 @@ void fill(float* p, std::size_t n, std::uint32_t seed) {
     }
 }
 
-void sgemm(int size, const float* a, const float* b, float* c) {
-    const dnnl_dim_t n = size;
-    const dnnl_status_t status = dnnl_sgemm('N', 'N', n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-    if (status != dnnl_success)
-        throw Error(ErrorKind::Internal,
-                    "oneDNN sgemm failed with status " + std::to_string(int(status)));
-}
+// C = A * B on oneDNN's matmul primitive, the kernels the CPU backend's linear layers run. Not
+// dnnl_sgemm: it mallocs its packing buffers on every call, and with large blocks given back
+// to the system (allocator_policy.h) it then spends a third of its time faulting them in.
+class MatrixMultiply {
+  public:
+    MatrixMultiply(const DnnlContext& ctx, int size)
+        : ctx_(ctx),
+          md_({size, size}, memory::data_type::f32, memory::format_tag::ab),
+          prim_(dnnl::matmul::primitive_desc({md_, md_, md_}, ctx.engine)),
+          a_(md_, ctx.engine),
+          b_(md_, ctx.engine),
+          c_(md_, ctx.engine) {
+        const std::size_t elements = std::size_t(size) * std::size_t(size);
+        fill(data_of(a_), elements, 1);
+        fill(data_of(b_), elements, 2);
+        std::fill_n(data_of(c_), elements, 0.0f);
+    }
+    void run() const {
+        prim_.execute(ctx_.stream,
+                      {{DNNL_ARG_SRC, a_}, {DNNL_ARG_WEIGHTS, b_}, {DNNL_ARG_DST, c_}});
+    }
+
+  private:
+    const DnnlContext& ctx_;
+    memory::desc md_;
+    dnnl::matmul prim_;
+    memory a_, b_, c_;
+};
 
 }  // namespace
 
@@ -71,23 +76,26 @@ SgemmPeak measure_sgemm_peak(int threads, int size, int repeats) {
 
     omp_set_num_threads(threads);  // per calling thread, as CpuBackend does
 
-    const std::size_t elements = std::size_t(size) * std::size_t(size);
-    const AlignedFloats a = allocate_aligned(elements);
-    const AlignedFloats b = allocate_aligned(elements);
-    const AlignedFloats c = allocate_aligned(elements);
-    fill(a.get(), elements, 1);
-    fill(b.get(), elements, 2);
-    std::fill(c.get(), c.get() + elements, 0.0f);
-
-    for (int i = 0; i < 2; ++i)  // warm-up: thread pool, caches, oneDNN's kernel selection
-        sgemm(size, a.get(), b.get(), c.get());
+    const DnnlContext ctx;
+    std::optional<MatrixMultiply> multiply;
+    try {
+        multiply.emplace(ctx, size);
+    } catch (const dnnl::error&) {
+        throw Error(
+            ErrorKind::OutOfMemory,
+            "could not allocate " +
+                std::to_string(3 * std::size_t(size) * std::size_t(size) * sizeof(float) >> 20) +
+                " MiB for the sgemm benchmark: use a smaller matrix size");
+    }
+    for (int i = 0; i < 2; ++i)  // warm-up: thread pool, caches
+        multiply->run();
 
     const double flops = 2.0 * double(size) * double(size) * double(size);
     std::vector<double> gflops;
     gflops.reserve(std::size_t(repeats));
     for (int i = 0; i < repeats; ++i) {
         const Clock::time_point start = Clock::now();
-        sgemm(size, a.get(), b.get(), c.get());
+        multiply->run();
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         gflops.push_back(flops / std::max(seconds, 1e-9) / 1e9);
     }

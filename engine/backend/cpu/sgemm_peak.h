@@ -14,7 +14,8 @@ struct SgemmPeak {
     double gflops_max = 0.0;
 };
 
-// Times oneDNN's sgemm (C = A * B, all size x size, row-major) on `threads` OpenMP threads:
+// Times oneDNN's fp32 matrix multiply (its matmul primitive, the kernels of the CPU backend's
+// linear layers: C = A * B, all size x size, row-major) on `threads` OpenMP threads:
 // two untimed calls, then `repeats` timed calls of 2 * size^3 flops each. Sets the OpenMP
 // thread count of the calling thread, as a CPU device does. Throws Error(InvalidSpec) for
 // threads < 1, size outside sgemm_min_size..sgemm_max_size or repeats < 1.
