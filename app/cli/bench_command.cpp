@@ -17,6 +17,7 @@
 #include "cli/exit_codes.h"
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
+#include "cli/throughput_drops.h"
 #include "time_breakdown.h"
 
 namespace scalelab::cli {
@@ -96,6 +97,7 @@ int bench_train(const std::vector<std::string>& args) {
     }
     if (!options.json)
         print_bench_table_header();
+    std::vector<ThroughputPoint> points;
     for (const std::string& model : options.models) {
         for (int batch : options.batches) {
             for (int threads : options.threads) {
@@ -119,10 +121,14 @@ int bench_train(const std::vector<std::string>& args) {
                     else
                         print_table_row(config, result);
                     std::fflush(stdout);  // one row at a time: a sweep takes minutes
+                    points.push_back(
+                        {model_label(config), threads, devices, batch, result.images_per_s_median});
                 }
             }
         }
     }
+    for (const std::string& drop : throughput_drops(points))
+        spdlog::warn(drop);
     return exit_ok;
 }
 

@@ -103,7 +103,9 @@ std::string bench_help() {
         "--threads and --devices. --batch and --threads are per device: --devices 2 --threads 1\n"
         "uses two cores. With --device gpu, --devices N measures on the first N GPUs (NCCL\n"
         "between them; --threads does not apply), in float32 with TF32 off, as PyTorch's eager\n"
-        "mode with allow_tf32 off: scripts/gpu/check.sh compares the two.",
+        "mode with allow_tf32 off: scripts/gpu/check.sh compares the two. After a sweep of\n"
+        "batches it warns (on stderr) wherever a larger batch trained more than 20% fewer\n"
+        "images/s than a smaller one with the same model, threads and devices.",
         bench_flags(),
         "Examples:\n"
         "  scalelab-cli bench train --model cnn --batch 128 --threads 1\n"
