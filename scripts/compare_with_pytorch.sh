@@ -3,7 +3,8 @@
 # same model, batch and thread count, and prints one line per case with the ratio. The machine
 # must be otherwise idle: compare ratios taken in one sitting, never absolute figures.
 #
-#   scripts/compare_with_pytorch.sh tput        # training images/s, cnn and resnet8, batch 32/128/512, 1-2 threads
+#   scripts/compare_with_pytorch.sh tput        # training images/s, every model, batch 8-512, 1-2 threads
+#                                               # (scripts/compare_throughput.py; --help for a subset)
 #   scripts/compare_with_pytorch.sh ddp         # 2 devices vs 1 (one core each) against DDP over gloo
 #   scripts/compare_with_pytorch.sh allreduce   # bench allreduce --devices 2 against gloo
 #   scripts/compare_with_pytorch.sh accuracy    # time to 0.89 test accuracy, cnn, batch 128, 2 threads
@@ -15,17 +16,11 @@ cd "$(dirname "$0")/.."
 cli=${SCALELAB_CLI:-build/release/app/scalelab-cli}
 anchor=${ANCHOR:-../shared/anchors/torch_anchor.py}
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.readlines()[-1])['$1'])"; }
-ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 
 case "${1:-tput}" in
 tput)
-    for model in cnn resnet8; do for batch in 32 128 512; do for threads in 1 2; do
-        torch=$("$anchor" tput --model $model --batch $batch --threads $threads | field ips_med)
-        ours=$("$cli" bench train --model $model --batch $batch --threads $threads --json | field images_per_s)
-        printf '%-8s batch %4d threads %d  pytorch %8.1f  scalelab %8.1f img/s  ratio %s\n' \
-            $model $batch $threads "$torch" "$ours" "$(ratio "$ours" "$torch")"
-    done; done; done
-    "$cli" bench sgemm --threads 1,2
+    shift $(($# > 0 ? 1 : 0))
+    python3 scripts/compare_throughput.py --cli "$cli" --anchor "$anchor" "$@"
     ;;
 ddp)
     for batch in 64 256; do
