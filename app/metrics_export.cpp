@@ -39,6 +39,14 @@ QJsonValue optional_json(const std::optional<T>& value, ToJson to_json) {
     return value ? to_json(*value) : QJsonValue(QJsonValue::Null);
 }
 
+// The scaling efficiency, or null when it does not apply or has no baseline.
+QJsonValue scaling_efficiency_json(const RunCollection& runs, const RunRecord& run) {
+    const std::optional<ScalingEfficiency> efficiency = scaling_efficiency(runs, run.id);
+    if (!efficiency || !efficiency->value)
+        return QJsonValue::Null;
+    return json_number(*efficiency->value);
+}
+
 QJsonObject summary_json(const RunCollection& runs, const RunRecord& run) {
     const auto plain = [](double value) { return json_number(value); };
     return {{QStringLiteral("best_val_accuracy"), optional_json(run.best_val_accuracy(), plain)},
@@ -46,8 +54,7 @@ QJsonObject summary_json(const RunCollection& runs, const RunRecord& run) {
              optional_json(run.time_to_target(),
                            [](const TargetReached& t) { return QJsonValue(target_to_json(t)); })},
             {QStringLiteral("mean_images_per_s"), optional_json(run.mean_images_per_s(), plain)},
-            {QStringLiteral("scaling_efficiency"),
-             optional_json(scaling_efficiency(runs, run.id), plain)}};
+            {QStringLiteral("scaling_efficiency"), scaling_efficiency_json(runs, run)}};
 }
 
 QJsonObject metrics_json(const RunRecord& run) {

@@ -1,10 +1,10 @@
 #include "run_comparison.h"
 
 #include <QJsonObject>
+#include <QLocale>
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 #include "run_spec_json.h"
 #include "run_summary.h"
@@ -13,19 +13,97 @@ namespace scalelab {
 
 namespace {
 
-// The spec's config without the keys a scaling experiment varies.
+// The spec's config without the keys a scaling experiment may vary.
 QJsonObject configuration_without_devices(const RunSpec& spec) {
     QJsonObject json = run_spec_to_json(spec);
-    json.remove(QStringLiteral("devices"));
-    json.remove(QStringLiteral("threads"));
+    for (const char* key : {"devices", "threads", "seed"})
+        json.remove(QLatin1String(key));
     return json;
 }
 
-double mean(const std::vector<double>& values) {
-    double sum = 0;
-    for (double value : values)
-        sum += value;
-    return sum / double(values.size());
+bool shares_cores(const RunRecord& run) {
+    return run.spec.device == DeviceKind::Cpu && run.spec.threads == 0;
+}
+
+// The threads a 1-device baseline of `run` must have (CPU devices; unused on GPUs): the run's
+// threads per device, or, when its devices share the cores, the cores they use in total.
+int baseline_threads(const RunRecord& run) {
+    if (!shares_cores(run))
+        return run.info.threads_per_device;
+    return std::min(run.info.devices * run.info.threads_per_device, run.info.cores);
+}
+
+// The ideal images/s of `run` over its baseline's: devices × for fixed units, 1 for devices that
+// divide the baseline's cores among them.
+double ideal_factor(const RunRecord& run) {
+    return shares_cores(run) ? 1.0 : double(run.spec.devices);
+}
+
+// Whether `candidate` can be the baseline of the multi-device `run`: one device, images/s, the
+// same configuration and, on CPUs, the same machine size and the threads baseline_threads() asks.
+bool is_baseline_for(const RunRecord& candidate, const RunRecord& run) {
+    if (candidate.spec.devices != 1 || !candidate.started || !candidate.mean_images_per_s() ||
+        !differs_only_in_devices(candidate.spec, run.spec))
+        return false;
+    if (run.spec.device == DeviceKind::Gpu)
+        return true;
+    return candidate.info.cores == run.info.cores &&
+           candidate.info.threads_per_device == baseline_threads(run);
+}
+
+QString number_text(double value) {
+    return QLocale(QLocale::English).toString(value, 'f', 0);
+}
+
+QString plural(int count, const char* one, const char* many) {
+    return QStringLiteral("%1 %2").arg(count).arg(QLatin1String(count == 1 ? one : many));
+}
+
+// "1 device × 2 threads", the compute a 1-device baseline of `run` has.
+QString baseline_unit_text(const RunRecord& run) {
+    if (run.spec.device == DeviceKind::Gpu)
+        return QStringLiteral("1 GPU");
+    return QStringLiteral("1 device × %1").arg(plural(baseline_threads(run), "thread", "threads"));
+}
+
+QString no_baseline_text(const RunCollection& runs, const RunRecord& run) {
+    QString text =
+        QStringLiteral("no 1-device run to compare with: run the same configuration on %1")
+            .arg(baseline_unit_text(run));
+    if (shares_cores(run))
+        text += QStringLiteral(" (the same cores in total)");
+    for (auto it = runs.ids().rbegin(); it != runs.ids().rend(); ++it)
+        if (const RunRecord* hidden = runs.find(*it);
+            !hidden->visible && is_baseline_for(*hidden, run))
+            return text + QStringLiteral(", or show “%1” on the charts").arg(hidden->name);
+    return text;
+}
+
+const RunRecord* choose_baseline(const RunCollection& runs, const RunRecord& run) {
+    if (const RunRecord* chosen = runs.find(runs.baseline());
+        chosen != nullptr && is_baseline_for(*chosen, run))
+        return chosen;
+    for (auto it = runs.ids().rbegin(); it != runs.ids().rend(); ++it)
+        if (const RunRecord* candidate = runs.find(*it);
+            candidate->visible && is_baseline_for(*candidate, run))
+            return candidate;
+    return nullptr;
+}
+
+struct Spread {
+    double mean = 0;
+    double min = 0;
+    double max = 0;
+};
+
+Spread spread_of(const std::vector<double>& values) {
+    Spread spread{0, values.front(), values.front()};
+    for (double value : values) {
+        spread.mean += value / double(values.size());
+        spread.min = std::min(spread.min, value);
+        spread.max = std::max(spread.max, value);
+    }
+    return spread;
 }
 
 }  // namespace
@@ -34,78 +112,123 @@ bool differs_only_in_devices(const RunSpec& a, const RunSpec& b) {
     return configuration_without_devices(a) == configuration_without_devices(b);
 }
 
-std::optional<double> scaling_efficiency(const RunCollection& runs, int id) {
+bool same_device_unit(const RunRecord& a, const RunRecord& b) {
+    if (a.spec.device != b.spec.device)
+        return false;
+    return a.spec.device == DeviceKind::Gpu ||
+           (a.info.threads_per_device == b.info.threads_per_device && a.info.cores == b.info.cores);
+}
+
+std::optional<ScalingEfficiency> scaling_efficiency(const RunCollection& runs, int id) {
     const RunRecord* run = runs.find(id);
-    if (run == nullptr || run->spec.devices <= 1)
+    if (run == nullptr || run->spec.devices <= 1 || !run->started)
         return std::nullopt;
     const std::optional<double> images_per_s = run->mean_images_per_s();
     if (!images_per_s)
         return std::nullopt;
-    std::vector<double> single_device;
-    for (int other_id : runs.ids()) {
-        const RunRecord* other = runs.find(other_id);
-        if (other->spec.devices != 1 || !differs_only_in_devices(other->spec, run->spec))
-            continue;
-        if (const std::optional<double> other_images_per_s = other->mean_images_per_s())
-            single_device.push_back(*other_images_per_s);
+    ScalingEfficiency result;
+    result.same_total_cores = shares_cores(*run);
+    const RunRecord* baseline = choose_baseline(runs, *run);
+    if (baseline == nullptr) {
+        result.explanation = no_baseline_text(runs, *run);
+        return result;
     }
-    if (single_device.empty())
-        return std::nullopt;
-    return *images_per_s / (double(run->spec.devices) * mean(single_device));
-}
-
-double ideal_images_per_s(const ScalingGroup& group, int devices) {
-    return group.base_images_per_s * double(devices) / double(group.base_devices);
+    const double baseline_images_per_s = *baseline->mean_images_per_s();
+    result.baseline_id = baseline->id;
+    result.ideal_images_per_s = ideal_factor(*run) * baseline_images_per_s;
+    result.value = *images_per_s / result.ideal_images_per_s;
+    const QString factor =
+        result.same_total_cores ? QString() : QStringLiteral("%1 × ").arg(run->spec.devices);
+    result.explanation =
+        QStringLiteral("%1 images/s against %2%3 of “%4” (%5%6)")
+            .arg(number_text(*images_per_s), factor, number_text(baseline_images_per_s),
+                 baseline->name, baseline_unit_text(*run),
+                 result.same_total_cores ? QStringLiteral(", the same cores in total") : QString());
+    return result;
 }
 
 std::vector<ScalingGroup> scaling_groups(const RunCollection& runs) {
+    // Multi-device runs by configuration and compute unit, then by device count.
     struct Candidate {
         QJsonObject configuration;
-        const RunRecord* first = nullptr;
-        std::vector<ScalingPoint> points;
+        bool shared = false;
+        int threads_per_device = 0;
+        int cores = 0;
+        std::map<int, std::vector<const RunRecord*>> by_devices;
     };
     std::vector<Candidate> candidates;
     for (int id : runs.ids()) {
         const RunRecord* run = runs.find(id);
-        const std::optional<double> images_per_s = run->mean_images_per_s();
-        if (!images_per_s)
+        if (!run->visible || !run->started || run->spec.devices < 2 || !run->mean_images_per_s())
             continue;
-        const QJsonObject configuration = configuration_without_devices(run->spec);
+        Candidate key{configuration_without_devices(run->spec),
+                      shares_cores(*run),
+                      shares_cores(*run) ? 0 : run->info.threads_per_device,
+                      run->info.cores,
+                      {}};
+        if (run->spec.device == DeviceKind::Gpu)
+            key.threads_per_device = key.cores = 0;
         auto candidate =
-            std::find_if(candidates.begin(), candidates.end(),
-                         [&](const Candidate& c) { return c.configuration == configuration; });
+            std::find_if(candidates.begin(), candidates.end(), [&](const Candidate& c) {
+                return c.configuration == key.configuration && c.shared == key.shared &&
+                       c.threads_per_device == key.threads_per_device && c.cores == key.cores;
+            });
         if (candidate == candidates.end())
-            candidate = candidates.insert(candidates.end(), Candidate{configuration, run, {}});
-        candidate->points.push_back(ScalingPoint{run->spec.devices, *images_per_s, id, 0.0});
+            candidate = candidates.insert(candidates.end(), std::move(key));
+        candidate->by_devices[run->spec.devices].push_back(run);
     }
 
+    const auto point_of = [&](int devices, const std::vector<const RunRecord*>& members) {
+        ScalingPoint point;
+        point.devices = devices;
+        std::vector<double> images_per_s;
+        for (const RunRecord* member : members) {
+            point.run_ids.push_back(member->id);
+            images_per_s.push_back(*member->mean_images_per_s());
+        }
+        const Spread spread = spread_of(images_per_s);
+        point.images_per_s = spread.mean;
+        point.min_images_per_s = spread.min;
+        point.max_images_per_s = spread.max;
+        return point;
+    };
+    const auto baselines_of = [&](const RunRecord& run) {
+        std::vector<const RunRecord*> found;
+        for (int id : runs.ids())
+            if (const RunRecord* candidate = runs.find(id);
+                candidate->visible && is_baseline_for(*candidate, run))
+                found.push_back(candidate);
+        return found;
+    };
+
     std::vector<ScalingGroup> groups;
-    for (Candidate& candidate : candidates) {
-        std::vector<ScalingPoint>& points = candidate.points;
-        std::set<int> device_counts;
-        for (const ScalingPoint& point : points)
-            device_counts.insert(point.devices);
-        if (device_counts.size() < 2)
-            continue;
-        std::sort(points.begin(), points.end(), [](const ScalingPoint& a, const ScalingPoint& b) {
-            return a.devices != b.devices ? a.devices < b.devices : a.run_id < b.run_id;
-        });
+    for (const Candidate& candidate : candidates) {
+        const RunRecord& first = *candidate.by_devices.begin()->second.front();
         ScalingGroup group;
-        group.label = configuration_summary(candidate.first->spec, DeviceDetail::Omitted);
-        group.base_devices = points.front().devices;
-        std::vector<double> base;
-        for (const ScalingPoint& point : points)
-            if (point.devices == group.base_devices)
-                base.push_back(point.images_per_s);
-        group.base_images_per_s = mean(base);
-        for (ScalingPoint& point : points)
-            point.efficiency = point.images_per_s / ideal_images_per_s(group, point.devices);
-        group.points = std::move(points);
+        group.label = configuration_summary(first.spec, DeviceDetail::Omitted);
+        if (const std::vector<const RunRecord*> base = baselines_of(first); !base.empty())
+            group.points.push_back(point_of(1, base));
+        for (const auto& [devices, members] : candidate.by_devices) {
+            ScalingPoint point = point_of(devices, members);
+            if (const std::vector<const RunRecord*> base = baselines_of(*members.front());
+                !base.empty()) {
+                point.ideal_images_per_s =
+                    ideal_factor(*members.front()) * point_of(1, base).images_per_s;
+                point.efficiency = point.images_per_s / *point.ideal_images_per_s;
+            }
+            group.points.push_back(std::move(point));
+        }
+        if (group.points.size() < 2)
+            continue;
+        if (group.has_baseline()) {
+            group.points.front().ideal_images_per_s = group.points.front().images_per_s;
+            group.points.front().efficiency = 1.0;
+        }
         groups.push_back(std::move(group));
     }
 
-    // Configurations that differ only in settings the summary leaves out (seed, momentum...)
-    // would share a label; number the repeats so that a legend can tell them apart.
+    // Configurations that differ only in settings the summary leaves out (momentum, ...) would
+    // share a label; number the repeats so that a legend can tell them apart.
     std::map<QString, int> seen;
     for (ScalingGroup& group : groups) {
         const int repeat = ++seen[group.label];

@@ -38,6 +38,14 @@ QString batch_text(const RunSpec& spec, DeviceDetail devices) {
         .arg(global);
 }
 
+// "1 thread per device", or "all cores shared": what a CPU device is (RunSpec::threads).
+QString threads_text(const RunSpec& spec) {
+    if (spec.threads == 0)
+        return QStringLiteral("all cores shared");
+    return spec.threads == 1 ? QStringLiteral("1 thread per device")
+                             : QStringLiteral("%1 threads per device").arg(spec.threads);
+}
+
 // "sgd lr 0.1", "sgd lr 0.1 (linear → 0.2)"; without devices the effective lr is not fixed, so
 // only the rule is named.
 QString optimiser_text(const RunSpec& spec, DeviceDetail devices) {
@@ -86,7 +94,10 @@ QString json_value_text(const QJsonValue& value) {
 
 QString configuration_summary(const RunSpec& spec, DeviceDetail devices) {
     QStringList parts{model_text(spec), QString::fromStdString(spec.dataset),
-                      batch_text(spec, devices), optimiser_text(spec, devices)};
+                      batch_text(spec, devices)};
+    if (spec.device == DeviceKind::Cpu)
+        parts.append(threads_text(spec));
+    parts.append(optimiser_text(spec, devices));
     if (spec.schedule != ScheduleKind::Constant)
         parts.append(QString::fromUtf8(to_string(spec.schedule)));
     if (spec.warmup_length > 0)

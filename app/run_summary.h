@@ -11,8 +11,9 @@ namespace scalelab {
 enum class DeviceDetail { Included, Omitted };
 
 // A run's configuration on one line, for tables and legends:
-// "cnn · fashion-mnist · 2×128 = 256 · sgd lr 0.1 (linear → 0.2) · cosine · warm-up 2 epochs".
-// With DeviceDetail::Omitted: "cnn · fashion-mnist · 128 per device · sgd lr 0.1 (linear) · ...".
+// "cnn · fashion-mnist · 2×128 = 256 · 1 thread per device · sgd lr 0.1 (linear → 0.2) · cosine ·
+// warm-up 2 epochs" (threads for CPU devices only). With DeviceDetail::Omitted: "cnn ·
+// fashion-mnist · 128 per device · 1 thread per device · sgd lr 0.1 (linear) · ...".
 QString configuration_summary(const RunSpec& spec, DeviceDetail devices = DeviceDetail::Included);
 
 // The settings of `spec` that differ from RunSpec's defaults, one "key: value" line each, keyed

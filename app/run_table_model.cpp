@@ -189,9 +189,18 @@ QVariant RunTableModel::tool_tip(const RunRecord& run, int column) const {
     if (column == StatusColumn && !run.message.isEmpty())
         return run.message;
     if (column == EfficiencyColumn)
-        return tr(
-            "Images/s over (devices × images/s of the 1-device run of the same "
-            "configuration); 100% is perfect linear scaling.");
+        if (const std::optional<ScalingEfficiency> efficiency = scaling_efficiency(runs_, run.id))
+            return efficiency->explanation;
+    if (column == ImagesPerSecondColumn)
+        if (const RunRecord* baseline = baseline_for(run);
+            baseline != nullptr && run.started && !same_device_unit(run, *baseline))
+            return tr("Not compared with the baseline “%1”: its devices are not the same unit "
+                      "(%2 thread(s) per device on %3 core(s), this run %4 on %5)")
+                .arg(baseline->name)
+                .arg(baseline->info.threads_per_device)
+                .arg(baseline->info.cores)
+                .arg(run.info.threads_per_device)
+                .arg(run.info.cores);
     if (column == NotesColumn) {
         const QStringList lines = notes(run);
         if (!lines.isEmpty())
@@ -263,7 +272,7 @@ QString RunTableModel::images_per_s_text(const RunRecord& run, const RunRecord* 
     if (!images_per_s)
         return no_value;
     QString text = QString::number(*images_per_s, 'f', 0);
-    if (baseline != nullptr)
+    if (baseline != nullptr && same_device_unit(run, *baseline))
         if (const std::optional<double> reference = baseline->mean_images_per_s();
             reference && *reference > 0)
             text += QStringLiteral(" (%1%)").arg(
@@ -272,8 +281,13 @@ QString RunTableModel::images_per_s_text(const RunRecord& run, const RunRecord* 
 }
 
 QString RunTableModel::efficiency_text(const RunRecord& run) const {
-    const std::optional<double> efficiency = scaling_efficiency(runs_, run.id);
-    return efficiency ? QStringLiteral("%1%").arg(*efficiency * 100.0, 0, 'f', 0) : no_value;
+    const std::optional<ScalingEfficiency> efficiency = scaling_efficiency(runs_, run.id);
+    if (!efficiency)
+        return no_value;
+    if (!efficiency->value)
+        return tr("no 1-device run");
+    const QString percent = QStringLiteral("%1%").arg(*efficiency->value * 100.0, 0, 'f', 0);
+    return efficiency->same_total_cores ? tr("%1 (same cores)").arg(percent) : percent;
 }
 
 QStringList RunTableModel::notes(const RunRecord& run) {
@@ -300,8 +314,10 @@ QVariant RunTableModel::headerData(int section, Qt::Orientation orientation, int
         return int((is_numeric(section) ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignVCenter);
     if (role == Qt::ToolTipRole && section == EfficiencyColumn)
         return tr(
-            "Images/s over (devices × images/s of the 1-device run of the same "
-            "configuration)");
+            "Images/s over devices × images/s of a 1-device run of the same configuration and "
+            "threads per device (the baseline run when it is one, else the latest shown); 100% "
+            "is perfect linear scaling. Devices sharing all cores are compared with 1 device on "
+            "the same cores.");
     if (role != Qt::DisplayRole)
         return {};
     switch (section) {

@@ -431,6 +431,14 @@ QWidget* ExperimentForm::buildDevicesGroup() {
            tr("Data-parallel replicas, 1 to %1 (on GPUs, at most the GPUs there are); each "
               "trains on its own share of every batch")
                .arg(max_cpu_devices));
+    auto* threads = bind("threads", &RunSpec::threads);
+    countIn(threads, tr(" thread"), tr(" threads"));
+    addRow(layout, tr("Threads per device"), threads,
+           tr("The cores one CPU device computes on: a fixed unit, as a GPU is, so that 1 and N "
+              "devices compare fairly. 0: share all the cores among the devices."));
+    coresNote_ = note({});
+    coresNote_->setObjectName(QStringLiteral("cores_note"));
+    add_wide(layout, coresNote_);
     auto* gpus = bind("gpus", &RunSpec::gpus);
     gpus->setPlaceholderText(tr("the first ones; or indices, e.g. 0, 2"));
     addRow(layout, tr("GPUs"), gpus,
@@ -650,8 +658,6 @@ QWidget* ExperimentForm::buildAdvancedSection() {
     targets->setPlaceholderText(tr("e.g. 0.85, 0.9"));
     addRow(layout, tr("Accuracy marks"), targets,
            tr("Validation accuracies whose first crossing each run records"));
-    addRow(layout, tr("Threads per device"), bind("threads", &RunSpec::threads),
-           tr("0: the machine's cores divided by the devices"));
     for (const auto& [name, member, label] :
          {std::tuple{"synthetic_train", &RunSpec::synthetic_train, tr("Synthetic train")},
           std::tuple{"synthetic_test", &RunSpec::synthetic_test, tr("Synthetic test")},
@@ -975,6 +981,7 @@ void ExperimentForm::updateRelevantRows(const RunSpec& spec) {
     showRow("milestones", schedule == ScheduleKind::MultiStep);
     for (const char* gpu_only : {"gpus", "tf32", "deterministic", "collective_timeout_s"})
         showRow(gpu_only, spec.device == DeviceKind::Gpu);
+    showRow("threads", spec.device == DeviceKind::Cpu);
     showRow("min_lr", schedule == ScheduleKind::Cosine);
     showRow("poly_power", schedule == ScheduleKind::Poly);
 
@@ -1020,11 +1027,23 @@ void ExperimentForm::updateEffectiveLr(const RunSpec& spec) {
 
 void ExperimentForm::updateDeviceWarning(const RunSpec& spec) {
     const int cores = inventory_.cpu_cores;
-    const bool shared = spec.device == DeviceKind::Cpu && spec.devices > cores;
+    const bool cpu = spec.device == DeviceKind::Cpu && spec.devices >= 1 && spec.threads >= 0;
+    // The trainer's rule (threads_per_device()): 0 gives each device cores / devices, at least 1.
+    const int per_device =
+        spec.threads > 0 ? spec.threads : std::max(1, cores / std::max(1, spec.devices));
+    const long long threads = cpu ? (long long)(spec.devices) * per_device : 0;
+    coresNote_->setVisible(cpu);
+    if (cpu)
+        coresNote_->setText(tr("%1 × %2 = %3 of %4")
+                                .arg(plural(spec.devices, tr("device"), tr("devices")),
+                                     plural(per_device, tr("thread"), tr("threads")))
+                                .arg(threads)
+                                .arg(plural(cores, tr("core"), tr("cores"))));
+    const bool shared = threads > cores;
     deviceWarning_->setVisible(shared);
     if (shared)
         deviceWarning_->setText(tr("%1 on %2: they share cores, so throughput cannot scale")
-                                    .arg(plural(spec.devices, tr("device"), tr("devices")),
+                                    .arg(plural(threads, tr("thread"), tr("threads")),
                                          plural(cores, tr("core"), tr("cores"))));
 }
 

@@ -193,6 +193,7 @@ class ExperimentForm : public QWidget {
     QComboBox* dataset_ = nullptr;
     QLineEdit* dataDir_ = nullptr;
     QPushButton* browse_ = nullptr;
+    QLabel* coresNote_ = nullptr;  // "2 devices × 1 thread = 2 of 2 cores"
     QLabel* deviceWarning_ = nullptr;
     QLabel* effectiveLr_ = nullptr;
     QLineEdit* sweepDevices_ = nullptr;

@@ -3,10 +3,13 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QLocale>
 #include <QPixmap>
 #include <QStackedWidget>
 #include <QTreeWidget>
 #include <QVBoxLayout>
+
+#include <utility>
 
 #include "empty_state_label.h"
 #include "run_collection.h"
@@ -26,8 +29,20 @@ QIcon swatch(const QColor& colour) {
 
 // A group is drawn in the colour of its first run, so that it can be found in the run table.
 QColor group_colour(const RunCollection& runs, const ScalingGroup& group) {
-    const RunRecord* first = runs.find(group.points.front().run_id);
+    const RunRecord* first = runs.find(group.points.front().run_ids.front());
     return run_colour(first != nullptr ? first->colour : 0);
+}
+
+QString number_text(double value) {
+    return QLocale(QLocale::English).toString(value, 'f', 0);
+}
+
+// The run a point stands for, or "3 runs" for repeats.
+QString runs_text(const RunCollection& runs, const ScalingPoint& point) {
+    if (point.run_ids.size() > 1)
+        return ScalingView::tr("%1 runs").arg(point.run_ids.size());
+    const RunRecord* run = runs.find(point.run_ids.front());
+    return run != nullptr ? run->name : QString();
 }
 
 }  // namespace
@@ -39,8 +54,8 @@ ScalingView::ScalingView(RunCollection& runs, QWidget* parent)
 
     empty_state_ = make_empty_state_label(
         tr("Run the same configuration with different device counts to see scaling.\n\n"
-           "Each run becomes a point (devices, mean images/s), next to the ideal of perfect "
-           "linear scaling."));
+           "Each device count becomes a point (devices, mean images/s of its runs), next to the "
+           "ideal of perfect linear scaling from the 1-device runs."));
 
     point_list_ = new QTreeWidget;
     point_list_->setObjectName(QStringLiteral("scalingPoints"));
@@ -63,8 +78,9 @@ ScalingView::ScalingView(RunCollection& runs, QWidget* parent)
         point_list_->headerItem()->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
 
     auto* caption =
-        new QLabel(tr("Efficiency: images/s over the dashed ideal line, linear from "
-                      "the group's smallest device count."));
+        new QLabel(tr("Efficiency: mean images/s over the dashed ideal, devices × the mean of "
+                      "the 1-device runs with the same configuration and threads per device. "
+                      "Bars: the slowest to the fastest of repeated runs."));
     caption->setWordWrap(true);
     caption->setForegroundRole(QPalette::PlaceholderText);
 
@@ -111,10 +127,16 @@ QString ScalingView::idealKey(int index) {
     return QStringLiteral("ideal %1").arg(index);
 }
 
+QString ScalingView::spreadKey(int group, int point) {
+    return QStringLiteral("spread %1 %2").arg(group).arg(point);
+}
+
 QList<QPointF> ScalingView::idealLine(const ScalingGroup& group) {
-    const int largest = group.points.back().devices;
-    return {QPointF(group.base_devices, ideal_images_per_s(group, group.base_devices)),
-            QPointF(largest, ideal_images_per_s(group, largest))};
+    QList<QPointF> line;
+    for (const ScalingPoint& point : group.points)
+        if (point.ideal_images_per_s)
+            line.append(QPointF(point.devices, *point.ideal_images_per_s));
+    return line;
 }
 
 void ScalingView::scheduleRedraw() {
@@ -125,30 +147,49 @@ void ScalingView::scheduleRedraw() {
 void ScalingView::redrawNow() {
     redraw_timer_.stop();
     groups_ = scaling_groups(runs_);
-    for (int index = int(groups_.size()); index < drawn_groups_; ++index) {
-        chart_->removeSeries(pointsKey(index));
-        chart_->removeSeries(idealKey(index));
-    }
-    for (int index = 0; index < int(groups_.size()); ++index) {
-        const ScalingGroup& group = groups_[std::size_t(index)];
-        QList<QPointF> points;
-        for (const ScalingPoint& point : group.points)
-            points.append(QPointF(point.devices, point.images_per_s));
-        SeriesStyle measured;
-        measured.colour = group_colour(runs_, group);
-        measured.markers = true;
-        chart_->setSeries(pointsKey(index), group.label, points, measured);
-        SeriesStyle ideal;
-        ideal.colour = measured.colour;
-        ideal.width = 1.5;
-        ideal.dashed = true;
-        chart_->setSeries(idealKey(index), {}, idealLine(group), ideal);
-    }
-    drawn_groups_ = int(groups_.size());
+    const QStringList drawn_before = std::exchange(drawn_keys_, {});
+    for (int index = 0; index < int(groups_.size()); ++index)
+        drawGroup(index);
+    for (const QString& key : drawn_before)
+        if (!drawn_keys_.contains(key))
+            chart_->removeSeries(key);
     if (!groups_.empty())
         chart_->fitAxes();
     fillPointList();
     pages_->setCurrentWidget(groups_.empty() ? static_cast<QWidget*>(empty_state_) : content_);
+}
+
+void ScalingView::drawGroup(int index) {
+    const ScalingGroup& group = groups_[std::size_t(index)];
+    const auto draw = [&](const QString& key, const QString& name, const QList<QPointF>& points,
+                          const SeriesStyle& style) {
+        chart_->setSeries(key, name, points, style);
+        drawn_keys_.append(key);
+    };
+    QList<QPointF> means;
+    for (const ScalingPoint& point : group.points)
+        means.append(QPointF(point.devices, point.images_per_s));
+    SeriesStyle measured;
+    measured.colour = group_colour(runs_, group);
+    measured.markers = true;
+    draw(pointsKey(index), group.label, means, measured);
+    // Repeats: a bar from the slowest to the fastest run at the device count.
+    SeriesStyle bar;
+    bar.colour = measured.colour;
+    bar.width = 1.5;
+    for (int p = 0; p < int(group.points.size()); ++p)
+        if (const ScalingPoint& point = group.points[std::size_t(p)]; point.run_ids.size() > 1)
+            draw(spreadKey(index, p), {},
+                 {QPointF(point.devices, point.min_images_per_s),
+                  QPointF(point.devices, point.max_images_per_s)},
+                 bar);
+    if (const QList<QPointF> ideal_points = idealLine(group); ideal_points.size() >= 2) {
+        SeriesStyle ideal;
+        ideal.colour = measured.colour;
+        ideal.width = 1.5;
+        ideal.dashed = true;
+        draw(idealKey(index), {}, ideal_points, ideal);
+    }
 }
 
 void ScalingView::fillPointList() {
@@ -156,20 +197,35 @@ void ScalingView::fillPointList() {
     for (const ScalingGroup& group : groups_) {
         auto* heading = new QTreeWidgetItem(point_list_, {group.label});
         heading->setIcon(0, swatch(group_colour(runs_, group)));
-        heading->setToolTip(0, group.label);
+        heading->setToolTip(0, group.has_baseline()
+                                   ? group.label
+                                   : tr("%1\nNo 1-device run to compare with: run this "
+                                        "configuration on 1 device for the efficiency.")
+                                         .arg(group.label));
         QFont bold = heading->font(0);
         bold.setBold(true);
         heading->setFont(0, bold);
         heading->setFirstColumnSpanned(true);
         for (const ScalingPoint& point : group.points) {
-            const RunRecord* run = runs_.find(point.run_id);
             auto* item = new QTreeWidgetItem(
-                heading, {point.devices == 1 ? tr("1 device") : tr("%1 devices").arg(point.devices),
-                          QString::number(point.images_per_s, 'f', 0),
-                          QStringLiteral("%1%").arg(point.efficiency * 100.0, 0, 'f', 0),
-                          run != nullptr ? run->name : QString()});
-            for (int column : {DevicesColumn, ImagesPerSecondColumn, EfficiencyColumn})
+                heading,
+                {point.devices == 1 ? tr("1 device") : tr("%1 devices").arg(point.devices),
+                 number_text(point.images_per_s),
+                 point.efficiency ? QStringLiteral("%1%").arg(*point.efficiency * 100.0, 0, 'f', 0)
+                                  : tr("—"),
+                 runs_text(runs_, point)});
+            const QString spread = point.run_ids.size() > 1
+                                       ? tr("Mean of %1 runs: %2 to %3 images/s")
+                                             .arg(point.run_ids.size())
+                                             .arg(number_text(point.min_images_per_s),
+                                                  number_text(point.max_images_per_s))
+                                       : QString();
+            for (int column : {DevicesColumn, ImagesPerSecondColumn, EfficiencyColumn}) {
                 item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
+                item->setToolTip(column, spread);
+            }
+            if (!point.efficiency)
+                item->setToolTip(EfficiencyColumn, tr("No 1-device run to compare with"));
         }
     }
     point_list_->expandAll();

@@ -2,6 +2,7 @@
 
 #include <QList>
 #include <QPointF>
+#include <QStringList>
 #include <QTimer>
 #include <QWidget>
 
@@ -19,10 +20,10 @@ namespace scalelab {
 
 class RunCollection;
 
-// Images/s against device count for every group of runs that differ only in their device
-// count (scaling_groups()): each group's points with markers, its ideal linear line dashed from
-// the group's smallest device count, and beside the chart each point's figures and efficiency.
-// Without any group it explains how to get one.
+// Images/s against device count for every group of shown runs that differ only in their device
+// count (scaling_groups()): each group's mean per device count with markers, a bar over the
+// spread of repeated runs, the ideal dashed (devices × its 1-device runs), and beside the chart
+// each point's figures and efficiency. Without any group it explains how to get one.
 //
 // Redraws at most five times a second, after runs are added, changed or removed.
 class ScalingView : public QWidget {
@@ -40,7 +41,9 @@ class ScalingView : public QWidget {
     // The keys of group `index`'s series on the chart.
     static QString pointsKey(int index);
     static QString idealKey(int index);
-    // The ideal line of a group: linear from its smallest to its largest device count.
+    // The spread bar of point `point` of group `group` (drawn for repeated runs only).
+    static QString spreadKey(int group, int point);
+    // The ideal line of a group: its points' ideal images/s (none without a 1-device point).
     static QList<QPointF> idealLine(const ScalingGroup& group);
 
   public slots:
@@ -51,6 +54,7 @@ class ScalingView : public QWidget {
 
   private:
     void scheduleRedraw();
+    void drawGroup(int index);
     void fillPointList();
 
     RunCollection& runs_;
@@ -61,7 +65,7 @@ class ScalingView : public QWidget {
     QTreeWidget* point_list_ = nullptr;
     QTimer redraw_timer_;
     std::vector<ScalingGroup> groups_;
-    int drawn_groups_ = 0;  // groups with series on the chart
+    QStringList drawn_keys_;  // the series on the chart
 };
 
 }  // namespace scalelab

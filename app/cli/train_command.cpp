@@ -57,10 +57,12 @@ void print_run_header(const RunSpec& spec, const data::TrainTest& data) {
     const data::Dataset& train = data.train;
     fmt::print(
         "training {} on {} ({} train / {} test images, {}x{}x{}): {} epoch{}, batch {}, "
-        "lr {}, {} threads\n",
+        "lr {}, {}\n",
         spec.model, spec.dataset, train.count(), data.test.count(), train.channels, train.height,
         train.width, spec.epochs, spec.epochs == 1 ? "" : "s", spec.batch, spec.lr,
-        spec.threads == 0 ? std::string("all") : std::to_string(spec.threads));
+        spec.threads == 0
+            ? std::string("all cores shared among the devices")
+            : fmt::format("{} thread{} per device", spec.threads, spec.threads == 1 ? "" : "s"));
     std::fflush(stdout);
 }
 

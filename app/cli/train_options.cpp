@@ -327,7 +327,9 @@ const std::vector<TrainFlag>& train_flags() {
                  options.spec.seed = *parsed;
                  return {};
              }},
-            int_flag("threads", "CPU threads per device, 0 to share all cores among the devices",
+            int_flag("threads",
+                     "CPU threads per device: a CPU device is this many cores, so that 1 and N "
+                     "devices compare fairly; 0 shares all cores among the devices",
                      machine, &RunSpec::threads),
             double_flag("target-accuracy", "validation accuracy to stop at, 0 for none", stop,
                         &RunSpec::target_accuracy),

@@ -152,7 +152,7 @@ std::vector<std::string> RunSpec::validate() const {
     require(finite(warmup_start_factor) && warmup_start_factor >= 0 && warmup_start_factor <= 1,
             "warmup_start_factor must be in [0, 1]");
     require(threads >= 0 && threads <= 1024,
-            "threads must be 0 (all cores) or a count from 1 to 1024");
+            "threads must be a count from 1 to 1024 per device, or 0 to share all cores");
     require(finite(target_accuracy) && target_accuracy >= 0 && target_accuracy <= 1,
             "target_accuracy must be in [0, 1] (0: no target)");
     require(patience >= 1, "patience must be at least 1 epoch");

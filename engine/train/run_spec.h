@@ -106,7 +106,10 @@ struct RunSpec {
 
     // Reproducibility and machine.
     std::uint64_t seed = 0;
-    int threads = 0;  // 0: all cores
+    // CPU threads per device. A CPU device is a fixed unit of compute, as a GPU is: one core by
+    // default, so that 1 and N devices compare fairly (N devices have N times the cores). 0
+    // shares all the cores among the devices instead (cores / devices each).
+    int threads = 1;
 
     // Stop early once validation accuracy has been >= target for `patience` consecutive epochs
     // (the course's criterion). target_accuracy 0: train all epochs.

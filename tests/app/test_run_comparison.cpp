@@ -18,10 +18,11 @@ class TestRunComparison : public QObject {
     Q_OBJECT
 
   private slots:
-    void devices_and_threads_are_the_only_differences_allowed() {
+    void devices_threads_and_seed_are_the_only_differences_allowed() {
         RunSpec two = fixture_spec(2);
         RunSpec four = fixture_spec(4);
         four.threads = 3;
+        four.seed = 7;  // speed does not depend on it
         QVERIFY(scalelab::differs_only_in_devices(two, four));
         QVERIFY(scalelab::differs_only_in_devices(two, two));
 
@@ -30,9 +31,9 @@ class TestRunComparison : public QObject {
         RunSpec other_batch = fixture_spec(4);
         other_batch.batch = 64;
         QVERIFY(!scalelab::differs_only_in_devices(two, other_batch));
-        RunSpec other_seed = fixture_spec(2);
-        other_seed.seed = 7;
-        QVERIFY(!scalelab::differs_only_in_devices(two, other_seed));
+        RunSpec other_momentum = fixture_spec(2);
+        other_momentum.momentum = 0.5;
+        QVERIFY(!scalelab::differs_only_in_devices(two, other_momentum));
     }
 
     void efficiency_is_measured_against_the_one_device_run() {
@@ -44,21 +45,97 @@ class TestRunComparison : public QObject {
         const int other = runs.add(fixture_run(fixture_spec(2, 0.3), "other lr", 1900, {0.8}));
 
         // 1800 / (2 × 1000) and 3400 / (4 × 1000).
-        QCOMPARE(scalelab::scaling_efficiency(runs, two).value(), 0.9);
-        QCOMPARE(scalelab::scaling_efficiency(runs, four).value(), 0.85);
-        QVERIFY(!scalelab::scaling_efficiency(runs, one));    // the reference itself
-        QVERIFY(!scalelab::scaling_efficiency(runs, other));  // no 1-device run of its kind
-        QVERIFY(!scalelab::scaling_efficiency(runs, 99));     // no such run
+        const auto at_two = scalelab::scaling_efficiency(runs, two);
+        QCOMPARE(at_two->value.value(), 0.9);
+        QCOMPARE(at_two->baseline_id, one);
+        QCOMPARE(at_two->ideal_images_per_s, 2000.0);
+        QVERIFY(!at_two->same_total_cores);
+        QCOMPARE(at_two->explanation,
+                 QStringLiteral("1,800 images/s against 2 × 1,000 of “1” (1 device × 1 thread)"));
+        QCOMPARE(scalelab::scaling_efficiency(runs, four)->value.value(), 0.85);
+        QVERIFY(!scalelab::scaling_efficiency(runs, one));  // the reference itself
+        QVERIFY(!scalelab::scaling_efficiency(runs, 99));   // no such run
+        // No 1-device run of its kind: no value, and why.
+        const auto alone = scalelab::scaling_efficiency(runs, other);
+        QVERIFY(!alone->value);
+        QCOMPARE(alone->baseline_id, 0);
+        QCOMPARE(alone->explanation,
+                 QStringLiteral("no 1-device run to compare with: run the same configuration on "
+                                "1 device × 1 thread"));
     }
 
-    void several_one_device_runs_are_averaged() {
+    void the_baseline_is_the_chosen_or_the_latest_shown_run_never_an_average() {
         RunController controller;
         RunCollection runs(controller);
-        runs.add(fixture_run(fixture_spec(1), "a", 1000, {0.8}));
-        runs.add(fixture_run(fixture_spec(1), "b", 1200, {0.8}));
+        const int a = runs.add(fixture_run(fixture_spec(1), "a", 1000, {0.8}));
+        const int b = runs.add(fixture_run(fixture_spec(1), "b", 1200, {0.8}));
         const int two = runs.add(fixture_run(fixture_spec(2), "2", 1980, {0.8}));
-        // 1980 / (2 × 1100).
-        QCOMPARE(scalelab::scaling_efficiency(runs, two).value(), 0.9);
+        // The latest: 1980 / (2 × 1200).
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->baseline_id, b);
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->value.value(), 0.825);
+        // The one the user chose: 1980 / (2 × 1000).
+        runs.setBaseline(a);
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->value.value(), 0.99);
+        // A chosen baseline that does not match is passed over.
+        runs.setBaseline(two);
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->baseline_id, b);
+        // Hidden runs are not compared with; the message says which to show.
+        runs.setVisible(b, false);
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->baseline_id, a);
+        runs.setVisible(a, false);
+        const auto none = scalelab::scaling_efficiency(runs, two);
+        QVERIFY(!none->value);
+        QVERIFY2(none->explanation.endsWith(QStringLiteral(", or show “b” on the charts")),
+                 qPrintable(none->explanation));
+    }
+
+    void only_runs_with_the_same_threads_per_device_compare() {
+        RunController controller;
+        RunCollection runs(controller);
+        RunRecord two_threads = fixture_run(fixture_spec(1), "1 × 2 threads", 1500, {0.8});
+        two_threads.spec.threads = 2;
+        two_threads.info.threads_per_device = 2;
+        runs.add(two_threads);
+        const int two = runs.add(fixture_run(fixture_spec(2), "2 × 1 thread", 1800, {0.8}));
+        QVERIFY(!scalelab::scaling_efficiency(runs, two)->value);
+        // The same threads on a machine of another size is another machine.
+        RunRecord bigger = fixture_run(fixture_spec(1), "on 8 cores", 1000, {0.8});
+        bigger.info.cores = 8;
+        runs.add(bigger);
+        QVERIFY(!scalelab::scaling_efficiency(runs, two)->value);
+        const int one = runs.add(fixture_run(fixture_spec(1), "1 × 1 thread", 1000, {0.8}));
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->baseline_id, one);
+    }
+
+    void devices_sharing_all_cores_compare_with_one_device_on_the_same_cores() {
+        RunController controller;
+        RunCollection runs(controller);
+        RunSpec shared_spec = fixture_spec(2);
+        shared_spec.threads = 0;
+        RunRecord shared = fixture_run(shared_spec, "2 sharing 2 cores", 1800, {0.8});
+        shared.info.threads_per_device = 1;  // 2 cores / 2 devices
+        const int two = runs.add(shared);
+        runs.add(fixture_run(fixture_spec(1), "1 × 1 thread", 1000, {0.8}));
+        const auto without = scalelab::scaling_efficiency(runs, two);
+        QVERIFY(!without->value);
+        QVERIFY(without->same_total_cores);
+        QCOMPARE(without->explanation,
+                 QStringLiteral("no 1-device run to compare with: run the same configuration on "
+                                "1 device × 2 threads (the same cores in total)"));
+
+        RunSpec all_cores = fixture_spec(1);
+        all_cores.threads = 0;
+        RunRecord one = fixture_run(all_cores, "1 on 2 cores", 2000, {0.8});
+        one.info.threads_per_device = 2;
+        const int one_id = runs.add(one);
+        // The devices divide the same cores: the ideal is the 1-device run itself.
+        const auto with = scalelab::scaling_efficiency(runs, two);
+        QCOMPARE(with->baseline_id, one_id);
+        QCOMPARE(with->value.value(), 0.9);
+        QCOMPARE(with->ideal_images_per_s, 2000.0);
+        QCOMPARE(with->explanation,
+                 QStringLiteral("1,800 images/s against 2,000 of “1 on 2 cores” (1 device × 2 "
+                                "threads, the same cores in total)"));
     }
 
     void runs_without_images_per_second_do_not_count() {
@@ -68,60 +145,98 @@ class TestRunComparison : public QObject {
         queued.spec = fixture_spec(1);
         runs.add(queued);
         const int two = runs.add(fixture_run(fixture_spec(2), "2", 1800, {0.8}));
-        QVERIFY(!scalelab::scaling_efficiency(runs, two));
+        QVERIFY(!scalelab::scaling_efficiency(runs, two)->value);
         QVERIFY(scalelab::scaling_groups(runs).empty());
     }
 
-    void groups_start_the_ideal_line_at_their_smallest_device_count() {
+    void groups_have_one_point_per_device_count_with_its_spread() {
         RunController controller;
         RunCollection runs(controller);
         const int eight = runs.add(fixture_run(fixture_spec(8), "8", 6400, {0.8}));
-        const int two = runs.add(fixture_run(fixture_spec(2), "2", 2000, {0.8}));
+        const int two = runs.add(fixture_run(fixture_spec(2), "2", 1800, {0.8}));
         const int four = runs.add(fixture_run(fixture_spec(4), "4", 3600, {0.8}));
+        const int one = runs.add(fixture_run(fixture_spec(1), "1", 900, {0.8}));
+        const int one_again = runs.add(fixture_run(fixture_spec(1), "1 again", 1100, {0.8}));
         // A configuration run with one device count only makes no group.
         runs.add(fixture_run(fixture_spec(2, 0.3), "alone", 2100, {0.8}));
 
         const std::vector<ScalingGroup> groups = scalelab::scaling_groups(runs);
         QCOMPARE(groups.size(), std::size_t(1));
         const ScalingGroup& group = groups.front();
-        QCOMPARE(group.base_devices, 2);
-        QCOMPARE(group.base_images_per_s, 2000.0);
-        QCOMPARE(group.points.size(), std::size_t(3));
+        QVERIFY(group.has_baseline());
+        QCOMPARE(group.points.size(), std::size_t(4));
 
-        QCOMPARE(group.points[0].devices, 2);
-        QCOMPARE(group.points[0].run_id, two);
-        QCOMPARE(group.points[0].efficiency, 1.0);
-        QCOMPARE(group.points[1].devices, 4);
-        QCOMPARE(group.points[1].run_id, four);
-        QCOMPARE(group.points[1].images_per_s, 3600.0);
-        QCOMPARE(group.points[1].efficiency, 0.9);  // 3600 / (2000 × 4 / 2)
-        QCOMPARE(group.points[2].devices, 8);
-        QCOMPARE(group.points[2].run_id, eight);
-        QCOMPARE(group.points[2].efficiency, 0.8);  // 6400 / (2000 × 8 / 2)
-
-        QCOMPARE(scalelab::ideal_images_per_s(group, 2), 2000.0);
-        QCOMPARE(scalelab::ideal_images_per_s(group, 8), 8000.0);
+        // The 1-device point: the mean of its repeats, and their spread.
+        QCOMPARE(group.points[0].devices, 1);
+        QCOMPARE(group.points[0].run_ids, (std::vector<int>{one, one_again}));
+        QCOMPARE(group.points[0].images_per_s, 1000.0);
+        QCOMPARE(group.points[0].min_images_per_s, 900.0);
+        QCOMPARE(group.points[0].max_images_per_s, 1100.0);
+        QCOMPARE(group.points[0].efficiency.value(), 1.0);
+        QCOMPARE(group.points[1].devices, 2);
+        QCOMPARE(group.points[1].run_ids, std::vector<int>{two});
+        QCOMPARE(group.points[1].ideal_images_per_s.value(), 2000.0);
+        QCOMPARE(group.points[1].efficiency.value(), 0.9);  // 1800 / (2 × 1000)
+        QCOMPARE(group.points[2].run_ids, std::vector<int>{four});
+        QCOMPARE(group.points[2].efficiency.value(), 0.9);  // 3600 / (4 × 1000)
+        QCOMPARE(group.points[3].run_ids, std::vector<int>{eight});
+        QCOMPARE(group.points[3].efficiency.value(), 0.8);  // 6400 / (8 × 1000)
 
         QVERIFY2(group.label.contains(QStringLiteral("128 per device")), qPrintable(group.label));
+        QVERIFY2(group.label.contains(QStringLiteral("1 thread per device")),
+                 qPrintable(group.label));
         QVERIFY2(!group.label.contains(QStringLiteral("×")), qPrintable(group.label));
+    }
+
+    void a_group_without_a_one_device_run_has_no_efficiency() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(2), "2", 2000, {0.8}));
+        runs.add(fixture_run(fixture_spec(4), "4", 3600, {0.8}));
+        const std::vector<ScalingGroup> groups = scalelab::scaling_groups(runs);
+        QCOMPARE(groups.size(), std::size_t(1));
+        QVERIFY(!groups.front().has_baseline());
+        for (const scalelab::ScalingPoint& point : groups.front().points)
+            QVERIFY(!point.efficiency && !point.ideal_images_per_s);
+    }
+
+    void runs_with_other_threads_per_device_make_another_group() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(1), "1", 1000, {0.8}));
+        runs.add(fixture_run(fixture_spec(2), "2", 1800, {0.8}));
+        RunRecord two_threads = fixture_run(fixture_spec(2), "2 × 2", 3000, {0.8});
+        two_threads.spec.threads = 2;
+        two_threads.info.threads_per_device = 2;
+        runs.add(two_threads);
+        RunRecord four_threads = fixture_run(fixture_spec(4), "4 × 2", 5000, {0.8});
+        four_threads.spec.threads = 2;
+        four_threads.info.threads_per_device = 2;
+        runs.add(four_threads);
+        const std::vector<ScalingGroup> groups = scalelab::scaling_groups(runs);
+        QCOMPARE(groups.size(), std::size_t(2));
+        QVERIFY(groups[0].has_baseline());
+        QVERIFY(!groups[1].has_baseline());  // no 1-device run with 2 threads
+        QVERIFY2(groups[1].label.contains(QStringLiteral("2 threads per device")),
+                 qPrintable(groups[1].label));
     }
 
     void groups_with_the_same_summary_get_distinct_labels() {
         RunController controller;
         RunCollection runs(controller);
-        RunSpec seeded_1 = fixture_spec(1);
-        seeded_1.seed = 5;
-        RunSpec seeded_2 = fixture_spec(2);
-        seeded_2.seed = 5;
+        RunSpec damped_1 = fixture_spec(1);
+        damped_1.momentum = 0.5;
+        RunSpec damped_2 = fixture_spec(2);
+        damped_2.momentum = 0.5;
         runs.add(fixture_run(fixture_spec(1), "a1", 1000, {0.8}));
         runs.add(fixture_run(fixture_spec(2), "a2", 1900, {0.8}));
-        runs.add(fixture_run(seeded_1, "b1", 1000, {0.8}));
-        runs.add(fixture_run(seeded_2, "b2", 1800, {0.8}));
+        runs.add(fixture_run(damped_1, "b1", 1000, {0.8}));
+        runs.add(fixture_run(damped_2, "b2", 1800, {0.8}));
 
         const std::vector<ScalingGroup> groups = scalelab::scaling_groups(runs);
         QCOMPARE(groups.size(), std::size_t(2));
         QVERIFY(groups[0].label != groups[1].label);
-        QCOMPARE(groups[1].points[1].efficiency, 0.9);
+        QCOMPARE(groups[1].points[1].efficiency.value(), 0.9);
     }
 };
 

@@ -23,6 +23,10 @@ QString text(const RunTableModel& model, int row, int column) {
     return model.data(model.index(row, column)).toString();
 }
 
+QString tip(const RunTableModel& model, int row, int column) {
+    return model.data(model.index(row, column), Qt::ToolTipRole).toString();
+}
+
 }  // namespace
 
 class TestRunTableModel : public QObject {
@@ -68,7 +72,8 @@ class TestRunTableModel : public QObject {
         RunTableModel model(runs);
 
         QCOMPARE(text(model, 0, RunTableModel::ConfigurationColumn),
-                 QStringLiteral("cnn · fashion-mnist · 2×128 = 256 · sgd lr 0.1 (linear → 0.2) · "
+                 QStringLiteral("cnn · fashion-mnist · 2×128 = 256 · 1 thread per device · sgd lr "
+                                "0.1 (linear → 0.2) · "
                                 "cosine · warm-up 2 epochs"));
         QCOMPARE(text(model, 0, RunTableModel::StatusColumn), QStringLiteral("finished"));
         QCOMPARE(
@@ -79,7 +84,8 @@ class TestRunTableModel : public QObject {
         QCOMPARE(text(model, 0, RunTableModel::TimeToTargetColumn),
                  QStringLiteral("0.90 in 3.0 s (epoch 3)"));
         QCOMPARE(text(model, 0, RunTableModel::ImagesPerSecondColumn), QStringLiteral("2560"));
-        QCOMPARE(text(model, 0, RunTableModel::EfficiencyColumn), QStringLiteral("—"));
+        QCOMPARE(text(model, 0, RunTableModel::EfficiencyColumn),
+                 QStringLiteral("no 1-device run"));
         const QString tip =
             model.data(model.index(0, RunTableModel::NameColumn), Qt::ToolTipRole).toString();
         QVERIFY2(tip.contains(QStringLiteral("global batch 256")), qPrintable(tip));
@@ -134,6 +140,53 @@ class TestRunTableModel : public QObject {
         RunTableModel model(runs);
         QCOMPARE(text(model, 0, RunTableModel::EfficiencyColumn), QStringLiteral("—"));
         QCOMPARE(text(model, 1, RunTableModel::EfficiencyColumn), QStringLiteral("93%"));
+        // The tool tip says which run the figure is measured against.
+        QCOMPARE(tip(model, 1, RunTableModel::EfficiencyColumn),
+                 QStringLiteral("1,860 images/s against 2 × 1,000 of “one” (1 device × 1 "
+                                "thread)"));
+    }
+
+    void images_per_s_compare_only_with_a_baseline_of_the_same_device_unit() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int base = runs.add(fixture_run(fixture_spec(1), "base", 1000, {0.8}));
+        runs.add(fixture_run(fixture_spec(2), "same unit", 1800, {0.8}));
+        RunRecord two_threads = fixture_run(fixture_spec(1), "2 threads", 1500, {0.8});
+        two_threads.spec.threads = 2;
+        two_threads.info.threads_per_device = 2;
+        runs.add(two_threads);
+        runs.setBaseline(base);
+        RunTableModel model(runs);
+        QCOMPARE(text(model, 1, RunTableModel::ImagesPerSecondColumn),
+                 QStringLiteral("1800 (+80%)"));
+        QCOMPARE(text(model, 2, RunTableModel::ImagesPerSecondColumn), QStringLiteral("1500"));
+        QVERIFY2(tip(model, 2, RunTableModel::ImagesPerSecondColumn)
+                     .startsWith(QStringLiteral("Not compared with the baseline “base”")),
+                 qPrintable(tip(model, 2, RunTableModel::ImagesPerSecondColumn)));
+    }
+
+    void no_efficiency_without_a_matching_one_device_run() {
+        RunController controller;
+        RunCollection runs(controller);
+        RunRecord two_threads = fixture_run(fixture_spec(1), "one, 2 threads", 1500, {0.8});
+        two_threads.spec.threads = 2;
+        two_threads.info.threads_per_device = 2;
+        runs.add(two_threads);
+        runs.add(fixture_run(fixture_spec(2), "two", 1860, {0.8}));
+        RunSpec shared_spec = fixture_spec(2);
+        shared_spec.threads = 0;
+        runs.add(fixture_run(shared_spec, "two sharing", 1860, {0.8}));
+        RunTableModel model(runs);
+        QCOMPARE(text(model, 1, RunTableModel::EfficiencyColumn),
+                 QStringLiteral("no 1-device run"));
+        QCOMPARE(tip(model, 1, RunTableModel::EfficiencyColumn),
+                 QStringLiteral("no 1-device run to compare with: run the same configuration on "
+                                "1 device × 1 thread"));
+        // Two devices sharing both cores compare with the 1-device run on both cores.
+        QCOMPARE(text(model, 2, RunTableModel::EfficiencyColumn),
+                 QStringLiteral("124% (same cores)"));
+        QVERIFY(tip(model, 2, RunTableModel::EfficiencyColumn)
+                    .contains(QStringLiteral("“one, 2 threads”")));
     }
 
     void other_rows_show_deltas_against_the_baseline() {

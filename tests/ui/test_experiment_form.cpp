@@ -536,10 +536,20 @@ void TestExperimentForm::moreDevicesThanCoresWarns() {
     QVERIFY(warning);
     type(form->field("devices"), "2");
     QVERIFY(!warning->isVisibleTo(form.get()));
+    QCOMPARE(label(*form, "cores_note")->text(), QString("2 devices × 1 thread = 2 of 2 cores"));
     type(form->field("devices"), "3");
     QVERIFY(warning->isVisibleTo(form.get()));
-    QVERIFY2(warning->text().contains("3 devices on 2 cores"), qPrintable(warning->text()));
+    QVERIFY2(warning->text().contains("3 threads on 2 cores"), qPrintable(warning->text()));
     QVERIFY(form->isValid());  // allowed, only slower
+    // Threads count per device: two devices of two threads want four cores.
+    type(form->field("devices"), "2");
+    type(form->field("threads"), "2");
+    QVERIFY2(warning->text().contains("4 threads on 2 cores"), qPrintable(warning->text()));
+    QCOMPARE(label(*form, "cores_note")->text(), QString("2 devices × 2 threads = 4 of 2 cores"));
+    // 0 shares the cores: one each.
+    type(form->field("threads"), "0");
+    QVERIFY(!warning->isVisibleTo(form.get()));
+    QCOMPARE(label(*form, "cores_note")->text(), QString("2 devices × 1 thread = 2 of 2 cores"));
 }
 
 // One notch of the mouse wheel over the middle of `editor` (delta > 0: up).

@@ -42,7 +42,8 @@ class TestScalingView : public QObject {
         view.show();
 
         runs.add(fixture_run(fixture_spec(1), "one", 1000, {0.8}));
-        runs.add(fixture_run(fixture_spec(2), "two", 1900, {0.8}));
+        runs.add(fixture_run(fixture_spec(2), "two", 1800, {0.8}));
+        runs.add(fixture_run(fixture_spec(2), "two again", 2000, {0.8}));
         runs.add(fixture_run(fixture_spec(4), "four", 3400, {0.8}));
         runs.add(fixture_run(fixture_spec(2, 0.3), "other lr, 2", 2000, {0.8}));
         const int other_four =
@@ -52,15 +53,20 @@ class TestScalingView : public QObject {
         QTRY_COMPARE(view.groups().size(), std::size_t(2));
         QVERIFY(view.chart().widget()->isVisible());
 
-        for (int index : {0, 1}) {
-            QVERIFY(view.chart().hasSeries(ScalingView::pointsKey(index)));
-            QVERIFY(view.chart().hasSeries(ScalingView::idealKey(index)));
-        }
-        // Linear from 1 device at 1000 images/s, and from 2 devices at 2000 images/s.
+        // The first group has a 1-device run: its ideal is devices × 1000 images/s. The
+        // second has none: no ideal line, no efficiency.
+        QVERIFY(view.chart().hasSeries(ScalingView::pointsKey(0)));
+        QVERIFY(view.chart().hasSeries(ScalingView::idealKey(0)));
         QCOMPARE(ScalingView::idealLine(view.groups()[0]),
-                 (QList<QPointF>{QPointF(1, 1000), QPointF(4, 4000)}));
-        QCOMPARE(ScalingView::idealLine(view.groups()[1]),
-                 (QList<QPointF>{QPointF(2, 2000), QPointF(4, 4000)}));
+                 (QList<QPointF>{QPointF(1, 1000), QPointF(2, 2000), QPointF(4, 4000)}));
+        QVERIFY(view.chart().hasSeries(ScalingView::pointsKey(1)));
+        QVERIFY(!view.chart().hasSeries(ScalingView::idealKey(1)));
+        // One point per device count: the two 2-device runs are one point with a bar.
+        QCOMPARE(view.chart().seriesPoints(ScalingView::pointsKey(0)),
+                 (QList<QPointF>{QPointF(1, 1000), QPointF(2, 1900), QPointF(4, 3400)}));
+        QCOMPARE(view.chart().seriesPoints(ScalingView::spreadKey(0, 1)),
+                 (QList<QPointF>{QPointF(2, 1800), QPointF(2, 2000)}));
+        QVERIFY(!view.chart().hasSeries(ScalingView::spreadKey(0, 2)));
 
         const auto* list = view.findChild<QTreeWidget*>(QStringLiteral("scalingPoints"));
         QVERIFY(list != nullptr);
@@ -69,19 +75,24 @@ class TestScalingView : public QObject {
         QCOMPARE(first->text(0), view.groups()[0].label);
         QCOMPARE(first->childCount(), 3);
         QCOMPARE(first->child(1)->text(0), QStringLiteral("2 devices"));
-        QCOMPARE(first->child(1)->text(1), QStringLiteral("1900"));
+        QCOMPARE(first->child(1)->text(1), QStringLiteral("1,900"));
         QCOMPARE(first->child(1)->text(2), QStringLiteral("95%"));  // 1900 / (2 × 1000)
+        QCOMPARE(first->child(1)->text(3), QStringLiteral("2 runs"));
         QCOMPARE(first->child(2)->text(2), QStringLiteral("85%"));  // 3400 / (4 × 1000)
-        QCOMPARE(list->topLevelItem(1)->child(1)->text(2),
-                 QStringLiteral("75%"));  // 3000 / (2000 × 4 / 2)
-        QCOMPARE(list->topLevelItem(1)->child(1)->text(3), QStringLiteral("other lr, 4"));
+        const QTreeWidgetItem* second = list->topLevelItem(1);
+        QCOMPARE(second->child(1)->text(2), QStringLiteral("—"));
+        QCOMPARE(second->child(1)->text(3), QStringLiteral("other lr, 4"));
+        QVERIFY(second->toolTip(0).contains(QStringLiteral("No 1-device run to compare with")));
 
         // A group that loses a device count goes, and its series with it.
         runs.remove(other_four);
         QTRY_COMPARE(view.groups().size(), std::size_t(1));
         QVERIFY(!view.chart().hasSeries(ScalingView::pointsKey(1)));
-        QVERIFY(!view.chart().hasSeries(ScalingView::idealKey(1)));
         QCOMPARE(list->topLevelItemCount(), 1);
+        // A hidden run is not part of any group.
+        runs.setVisible(runs.ids().front(), false);
+        QTRY_VERIFY(!view.groups().front().has_baseline());
+        QVERIFY(!view.chart().hasSeries(ScalingView::idealKey(0)));
     }
 };
 

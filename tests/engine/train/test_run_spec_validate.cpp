@@ -181,7 +181,7 @@ const std::vector<Mistake>& mistakes() {
         {"warmup_start_factor", [](RunSpec& s) { s.warmup_start_factor = 2; },
          "warmup_start_factor must be in [0, 1]"},
         {"threads", [](RunSpec& s) { s.threads = 2000; },
-         "threads must be 0 (all cores) or a count from 1 to 1024"},
+         "threads must be a count from 1 to 1024 per device, or 0 to share all cores"},
         {"target_accuracy", [](RunSpec& s) { s.target_accuracy = 75; },
          "target_accuracy must be in [0, 1] (0: no target)"},
         {"patience", [](RunSpec& s) { s.patience = 0; }, "patience must be at least 1 epoch"},
