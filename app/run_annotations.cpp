@@ -166,12 +166,23 @@ std::optional<RunAnnotation> oversubscription(const RunRecord& run) {
                          .at = std::nullopt};
 }
 
+std::optional<RunAnnotation> disturbance(const RunRecord& run) {
+    if (!run.disturbed())
+        return std::nullopt;
+    return RunAnnotation{
+        .text = tr("other programs used %1% of the cores during this run: its images/s may be "
+                   "low")
+                    .arg(std::lround(*run.other_programs_share() * 100.0)),
+        .metric = Metric::ImagesPerSecond,
+        .at = std::nullopt};
+}
+
 }  // namespace
 
 std::vector<RunAnnotation> run_annotations(const RunRecord& run) {
     std::vector<RunAnnotation> annotations;
     for (std::optional<RunAnnotation> (*rule)(const RunRecord&) :
-         {divergence, stall, scaled_lr_without_warmup, oversubscription})
+         {divergence, stall, scaled_lr_without_warmup, oversubscription, disturbance})
         if (std::optional<RunAnnotation> annotation = rule(run))
             annotations.push_back(std::move(*annotation));
     for (RunAnnotation& reached : targets_reached(run))

@@ -32,6 +32,8 @@ inline constexpr int stalled_after_epochs = 3;
 //    and nothing eases into it (large batches need warm-up); not said of a diverged run, whose
 //    divergence already says it;
 //  - "8 devices on 2 cores: throughput cannot scale": more threads than cores;
+//  - "other programs used 45% of the cores during this run: its images/s may be low": a
+//    disturbed run (RunRecord::disturbed());
 //  - "reached 0.90 at epoch 3 (41 s)": each epoch at which targets were first reached, on the
 //    validation accuracy of that epoch.
 std::vector<RunAnnotation> run_annotations(const RunRecord& run);

@@ -32,6 +32,7 @@ bool apply_stored(RunRecord& run, const StoredRun& stored) {
     set(run.train_seconds, stored.train_seconds);
     set(run.stored_best_val_accuracy, stored.best_val_accuracy);
     set(run.stored_mean_images_per_s, stored.mean_images_per_s);
+    set(run.stored_other_programs_share, stored.other_programs_share);
     if (run.started != stored.started) {
         run.started = stored.started;
         run.info = stored.info;
@@ -72,6 +73,7 @@ StoredRun stored_run(const RunRecord& run) {
     stored.train_seconds = run.train_seconds;
     stored.best_val_accuracy = run.best_val_accuracy();
     stored.mean_images_per_s = run.mean_images_per_s();
+    stored.other_programs_share = run.other_programs_share();
     stored.targets = run.targets;
     return stored;
 }

@@ -4,6 +4,7 @@
 #include <QLocale>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "run_spec_json.h"
@@ -79,15 +80,31 @@ QString no_baseline_text(const RunCollection& runs, const RunRecord& run) {
     return text;
 }
 
+// The runs other programs did not disturb, or all of them when every one was.
+std::vector<const RunRecord*> undisturbed_if_any(std::vector<const RunRecord*> found) {
+    std::vector<const RunRecord*> undisturbed;
+    for (const RunRecord* run : found)
+        if (!run->disturbed())
+            undisturbed.push_back(run);
+    return undisturbed.empty() ? found : undisturbed;
+}
+
+// The shown runs that can be the baseline of `run`, oldest first.
+std::vector<const RunRecord*> baselines_of(const RunCollection& runs, const RunRecord& run) {
+    std::vector<const RunRecord*> found;
+    for (int id : runs.ids())
+        if (const RunRecord* candidate = runs.find(id);
+            candidate->visible && is_baseline_for(*candidate, run))
+            found.push_back(candidate);
+    return found;
+}
+
 const RunRecord* choose_baseline(const RunCollection& runs, const RunRecord& run) {
     if (const RunRecord* chosen = runs.find(runs.baseline());
         chosen != nullptr && is_baseline_for(*chosen, run))
         return chosen;
-    for (auto it = runs.ids().rbegin(); it != runs.ids().rend(); ++it)
-        if (const RunRecord* candidate = runs.find(*it);
-            candidate->visible && is_baseline_for(*candidate, run))
-            return candidate;
-    return nullptr;
+    const std::vector<const RunRecord*> found = undisturbed_if_any(baselines_of(runs, run));
+    return found.empty() ? nullptr : found.back();
 }
 
 struct Spread {
@@ -144,6 +161,13 @@ std::optional<ScalingEfficiency> scaling_efficiency(const RunCollection& runs, i
             .arg(number_text(*images_per_s), factor, number_text(baseline_images_per_s),
                  baseline->name, baseline_unit_text(*run),
                  result.same_total_cores ? QStringLiteral(", the same cores in total") : QString());
+    if (baseline->disturbed())
+        result.explanation +=
+            QStringLiteral(
+                "; other programs used %1% of the cores during “%2”, so this figure "
+                "may be too high")
+                .arg(std::lround(*baseline->other_programs_share() * 100.0))
+                .arg(baseline->name);
     return result;
 }
 
@@ -190,15 +214,8 @@ std::vector<ScalingGroup> scaling_groups(const RunCollection& runs) {
         point.images_per_s = spread.mean;
         point.min_images_per_s = spread.min;
         point.max_images_per_s = spread.max;
+        point.disturbed = members.front()->disturbed();  // all of them, or none
         return point;
-    };
-    const auto baselines_of = [&](const RunRecord& run) {
-        std::vector<const RunRecord*> found;
-        for (int id : runs.ids())
-            if (const RunRecord* candidate = runs.find(id);
-                candidate->visible && is_baseline_for(*candidate, run))
-                found.push_back(candidate);
-        return found;
     };
 
     std::vector<ScalingGroup> groups;
@@ -206,11 +223,12 @@ std::vector<ScalingGroup> scaling_groups(const RunCollection& runs) {
         const RunRecord& first = *candidate.by_devices.begin()->second.front();
         ScalingGroup group;
         group.label = configuration_summary(first.spec, DeviceDetail::Omitted);
-        if (const std::vector<const RunRecord*> base = baselines_of(first); !base.empty())
+        if (const auto base = undisturbed_if_any(baselines_of(runs, first)); !base.empty())
             group.points.push_back(point_of(1, base));
-        for (const auto& [devices, members] : candidate.by_devices) {
+        for (const auto& [devices, all_members] : candidate.by_devices) {
+            const std::vector<const RunRecord*> members = undisturbed_if_any(all_members);
             ScalingPoint point = point_of(devices, members);
-            if (const std::vector<const RunRecord*> base = baselines_of(*members.front());
+            if (const auto base = undisturbed_if_any(baselines_of(runs, *members.front()));
                 !base.empty()) {
                 point.ideal_images_per_s =
                     ideal_factor(*members.front()) * point_of(1, base).images_per_s;

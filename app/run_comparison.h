@@ -24,7 +24,8 @@ namespace scalelab {
 //    baseline itself.
 // Seeds may differ (they change what is learnt, not the speed); every other setting must match.
 // Of the runs that qualify, the baseline is the collection's baseline run when it is one of
-// them, or else the most recent one shown on the charts. Never an average of runs.
+// them, or else the most recent one shown on the charts that other programs did not disturb
+// (RunRecord::disturbed(); a disturbed one only when every one was). Never an average of runs.
 
 // Whether two specs are the same experiment apart from how many devices run it, on what
 // threads, and with which seed: every other setting equal (compared as their JSON config, so a
@@ -58,7 +59,10 @@ struct ScalingPoint {
     double images_per_s = 0;  // the mean of the runs' RunRecord::mean_images_per_s()
     double min_images_per_s = 0;
     double max_images_per_s = 0;
-    std::vector<int> run_ids;  // in RunCollection::ids() order
+    // In RunCollection::ids() order. Runs other programs disturbed are left out when there are
+    // others at the same device count.
+    std::vector<int> run_ids;
+    bool disturbed = false;  // every run at this count was disturbed
     // The definition above, with the 1-device point's mean as the baseline; nothing when the
     // group has no 1-device point.
     std::optional<double> ideal_images_per_s;

@@ -42,6 +42,7 @@ QJsonObject summary_json(const StoredRun& run) {
             {QStringLiteral("train_seconds"), run.train_seconds},
             {QStringLiteral("best_val_accuracy"), json_number(run.best_val_accuracy)},
             {QStringLiteral("mean_images_per_s"), json_number(run.mean_images_per_s)},
+            {QStringLiteral("other_programs_share"), json_number(run.other_programs_share)},
             {QStringLiteral("targets"), targets_to_json(run.targets)}};
 }
 
@@ -250,8 +251,13 @@ const QStringList run_keys{"name",    "tags",    "state",   "message", "config",
                            "machine", "created", "started", "ended",   "summary", "metrics"};
 const QStringList info_keys{"devices",         "threads_per_device", "cores",   "global_batch",
                             "steps_per_epoch", "parameters",         "warnings"};
-const QStringList summary_keys{
-    "steps", "epochs", "train_seconds", "best_val_accuracy", "mean_images_per_s", "targets"};
+const QStringList summary_keys{"steps",
+                               "epochs",
+                               "train_seconds",
+                               "best_val_accuracy",
+                               "mean_images_per_s",
+                               "targets",
+                               "other_programs_share"};
 const QStringList target_keys{"target", "seconds", "step", "epoch", "images"};
 
 std::optional<Metric> metric_named(const QString& name) {
@@ -297,6 +303,7 @@ void read_summary(const Fields& summary, StoredRun& run) {
     run.train_seconds = summary.number(QStringLiteral("train_seconds"));
     run.best_val_accuracy = summary.number_or_null(QStringLiteral("best_val_accuracy"));
     run.mean_images_per_s = summary.number_or_null(QStringLiteral("mean_images_per_s"));
+    run.other_programs_share = summary.number_or_null(QStringLiteral("other_programs_share"));
     const qsizetype targets = summary.array(QStringLiteral("targets")).size();
     for (qsizetype i = 0; i < targets; ++i)
         run.targets.push_back(read_target(summary.item(QStringLiteral("targets"), i, target_keys)));

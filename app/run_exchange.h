@@ -22,7 +22,8 @@ namespace scalelab {
 //     "created": "2026-11-30T11:07:03.120Z", "started": ... | null, "ended": ... | null,
 //     "summary": {"steps", "epochs", "train_seconds", "best_val_accuracy",
 //                 "mean_images_per_s", "targets": [{"target", "seconds", "step", "epoch",
-//                 "images"}]},
+//                 "images"}], "other_programs_share" (optional: share of the cores other
+//                 programs used during the run)},
 //     "metrics": {"train_loss": [[step, epoch, wall_time_s, value], ...], ...}}]}
 //
 // Every row of every curve is written; values that are not finite (a diverged loss) are null.

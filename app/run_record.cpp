@@ -1,6 +1,7 @@
 #include "run_record.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace scalelab {
 
@@ -71,6 +72,19 @@ std::optional<double> RunRecord::best_val_accuracy() const {
     return std::max_element(points.begin(), points.end(),
                             [](const auto& a, const auto& b) { return a.value < b.value; })
         ->value;
+}
+
+std::optional<double> RunRecord::other_programs_share() const {
+    if (!curves_loaded)
+        return stored_other_programs_share;
+    if (epochs.empty() || std::isnan(epochs.back().other_programs_share))
+        return std::nullopt;
+    return epochs.back().other_programs_share;
+}
+
+bool RunRecord::disturbed() const {
+    const std::optional<double> share = other_programs_share();
+    return share && *share >= disturbed_share;
 }
 
 std::optional<double> RunRecord::mean_images_per_s() const {

@@ -80,6 +80,10 @@ struct StepTiming {
     std::vector<DeviceStepTimes> devices;  // rank order
 };
 
+// A run during which other programs used at least this share of the cores is flagged: the
+// scheduler's noise on an idle machine stays well below it.
+inline constexpr double disturbed_share = 0.10;
+
 // Everything known about one run: its spec, how far it got, and its whole curves (never
 // decimated: charts decimate what they draw, exports write everything).
 struct RunRecord {
@@ -113,6 +117,7 @@ struct RunRecord {
     bool curves_loaded = true;
     std::optional<double> stored_best_val_accuracy;
     std::optional<double> stored_mean_images_per_s;
+    std::optional<double> stored_other_programs_share;
 
     const std::vector<MetricPoint>& curve(Metric metric) const {
         return curves[static_cast<int>(metric)];
@@ -130,6 +135,12 @@ struct RunRecord {
     // Mean images/s leaving out the first steps (the last epoch's steady figure); before the
     // first epoch ends, the mean of the steps so far; nothing before the first step.
     std::optional<double> mean_images_per_s() const;
+    // The share of the cores other programs used while the run trained (the last epoch's
+    // EpochMetrics::other_programs_share); nothing before the first epoch or where unmeasured.
+    std::optional<double> other_programs_share() const;
+    // Whether other programs took enough of the cores (disturbed_share) that the run's
+    // throughput is not the engine's alone.
+    bool disturbed() const;
     // When validation accuracy first reached spec.target_accuracy (when set), or else the highest
     // of spec.targets reached so far; nothing when none was.
     std::optional<TargetReached> time_to_target() const;

@@ -318,7 +318,8 @@ constexpr int metric_rows_per_chunk = 50;
 
 constexpr const char* run_columns =
     "id, name, tags_json, config_json, state, message, info_json, machine, created, started_at, "
-    "ended_at, steps, epochs, train_seconds, best_val_accuracy, mean_images_per_s, targets_json";
+    "ended_at, steps, epochs, train_seconds, best_val_accuracy, mean_images_per_s, targets_json, "
+    "other_programs_share";
 
 QString statement_sql(Statement statement) {
     switch (statement) {
@@ -340,8 +341,8 @@ QString statement_sql(Statement statement) {
             return QStringLiteral(
                 "INSERT INTO runs (name, tags_json, config_json, state, message, info_json, "
                 "machine, created, started_at, ended_at, steps, epochs, train_seconds, "
-                "best_val_accuracy, mean_images_per_s, targets_json) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                "best_val_accuracy, mean_images_per_s, targets_json, other_programs_share) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
         case Statement::MarkStarted:
             return QStringLiteral(
                 "UPDATE runs SET state = 'running', info_json = ?, started_at = ?, pid = ?, "
@@ -355,7 +356,7 @@ QString statement_sql(Statement statement) {
         case Statement::UpdateEpochSummary:
             return QStringLiteral(
                 "UPDATE runs SET epochs = max(epochs, ?), best_val_accuracy = ?, "
-                "mean_images_per_s = ?, targets_json = ? WHERE id = ?");
+                "mean_images_per_s = ?, targets_json = ?, other_programs_share = ? WHERE id = ?");
         case Statement::InsertMetric:
             return QStringLiteral(
                 "INSERT OR REPLACE INTO metrics (run_id, name, step, epoch, wall_time, value) "
@@ -679,6 +680,7 @@ StoredRun read_run(const QSqlQuery& query, const QString& path) {
     run.best_val_accuracy = optional_from(query.value(14));
     run.mean_images_per_s = optional_from(query.value(15));
     run.targets = targets_from_json(json_array(query.value(16)));
+    run.other_programs_share = optional_from(query.value(17));
     return run;
 }
 
@@ -834,7 +836,8 @@ void RunStore::append_metrics(std::int64_t id, const std::vector<MetricRow>& row
         }
         c.run(Statement::UpdateEpochSummary,
               {last_epoch, optional_value(best), epochs.back().steady_images_per_s,
-               compact_json(targets_to_json(targets)), qint64(id)});
+               compact_json(targets_to_json(targets)),
+               metric_value(epochs.back().other_programs_share), qint64(id)});
     });
 }
 
@@ -908,6 +911,8 @@ RunRecord RunStore::load_record(std::int64_t id) const {
         query.finish();
     }
     record.epochs = rebuild_epochs(record, stored.mean_images_per_s);
+    if (!record.epochs.empty() && stored.other_programs_share)
+        record.epochs.back().other_programs_share = *stored.other_programs_share;
     return record;
 }
 
@@ -979,7 +984,8 @@ std::vector<std::int64_t> RunStore::insert_runs(const std::vector<RunWithMetrics
                  time_value(stored.started_at), time_value(stored.ended_at), qint64(stored.steps),
                  stored.epochs, stored.train_seconds, optional_value(stored.best_val_accuracy),
                  optional_value(stored.mean_images_per_s),
-                 compact_json(targets_to_json(stored.targets))});
+                 compact_json(targets_to_json(stored.targets)),
+                 optional_value(stored.other_programs_share)});
             const std::int64_t id = query.lastInsertId().toLongLong();
             c.insert_metrics(id, rows);
             ids.push_back(id);

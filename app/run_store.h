@@ -65,6 +65,7 @@ struct StoredRun {
     double train_seconds = 0;
     std::optional<double> best_val_accuracy;
     std::optional<double> mean_images_per_s;
+    std::optional<double> other_programs_share;  // EpochMetrics::other_programs_share, the last
     std::vector<TargetReached> targets;
 };
 
@@ -84,7 +85,7 @@ struct RunWithMetrics {
 class RunStore {
   public:
     // The schema this build writes; files with a higher user_version are refused (NewerSchema).
-    static constexpr int schema_version = 2;
+    static constexpr int schema_version = 3;
 
     // Opens the store at `path`, creating the file (and its folder) when absent and migrating an
     // older schema in one transaction. Marks as Interrupted every run left "running" (or queued)

@@ -48,6 +48,12 @@ const std::vector<SchemaStep>& schema_steps() {
              "ALTER TABLE runs ADD COLUMN host TEXT NOT NULL DEFAULT ''",
              "ALTER TABLE runs ADD COLUMN heartbeat INTEGER",
          }},
+        {3,
+         {
+             // The share of the cores other programs used while the run trained (NULL: not
+             // measured), so that a run whose throughput they disturbed is flagged in the list.
+             "ALTER TABLE runs ADD COLUMN other_programs_share REAL",
+         }},
     };
     return steps;
 }

@@ -39,10 +39,12 @@ QString number_text(double value) {
 
 // The run a point stands for, or "3 runs" for repeats.
 QString runs_text(const RunCollection& runs, const ScalingPoint& point) {
-    if (point.run_ids.size() > 1)
-        return ScalingView::tr("%1 runs").arg(point.run_ids.size());
     const RunRecord* run = runs.find(point.run_ids.front());
-    return run != nullptr ? run->name : QString();
+    const QString text = point.run_ids.size() > 1
+                             ? ScalingView::tr("%1 runs").arg(point.run_ids.size())
+                         : run != nullptr ? run->name
+                                          : QString();
+    return point.disturbed ? ScalingView::tr("%1 (disturbed)").arg(text) : text;
 }
 
 }  // namespace

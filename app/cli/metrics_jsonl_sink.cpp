@@ -90,6 +90,7 @@ void MetricsJsonlSink::on_epoch(const EpochMetrics& m) {
                   .add("val_accuracy", m.val_accuracy)
                   .add("epoch_seconds", m.epoch_seconds)
                   .add("steady_images_per_s", m.steady_images_per_s)
+                  .add("other_programs_share", m.other_programs_share)  // null: not measured
                   .add("reached", reached_objects(m.reached))
                   .str());
     std::fflush(file_.get());

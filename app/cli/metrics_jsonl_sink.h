@@ -17,7 +17,8 @@ namespace scalelab::cli {
 //    (the devices' times in seconds, one object per device in rank order)
 //   {"type":"epoch", the same keys as a step but "seconds", "devices" and "noise_scale" ("loss"
 //    and "accuracy" of the training epoch, "lr" at its end), "train_loss","train_accuracy",
-//    "val_loss","val_accuracy","epoch_seconds","steady_images_per_s",
+//    "val_loss","val_accuracy","epoch_seconds","steady_images_per_s","other_programs_share" (the
+//    share of the cores other programs used since the run started; null where not measured),
 //    "reached":[{"target","seconds","step","epoch","images"}, ...]}
 //   {"type":"end","status","message","step","epoch","targets":[ the same objects ]}
 // Rows go through stdio's buffer, so a step costs a formatted copy, not a system call; the file

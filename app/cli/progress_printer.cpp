@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <string>
 
+#include "run_record.h"
+
 namespace scalelab::cli {
 
 namespace {
@@ -153,6 +155,7 @@ void ProgressPrinter::on_epoch(const EpochMetrics& m) {
     epoch_times_ = {};
     epoch_device_steps_ = 0;
     devices_seen_ = 0;
+    other_programs_share_ = m.other_programs_share;
 }
 
 void ProgressPrinter::on_end(const RunEnd& end) {
@@ -167,6 +170,11 @@ void ProgressPrinter::on_end(const RunEnd& end) {
             reached += fmt::format("; {} not reached", target);
     fmt::print(out_, "{} at epoch {}, step {}{}{}{}\n", to_string(end.status), end.epoch, end.step,
                end.message.empty() ? "" : ": ", end.message, reached);
+    if (other_programs_share_ >= disturbed_share)  // false for NaN: not measured
+        fmt::print(out_,
+                   "disturbed: other programs used {:.0f}% of the cores during this run, so its "
+                   "images/s may be low\n",
+                   other_programs_share_ * 100.0);
     std::fflush(out_);
 }
 

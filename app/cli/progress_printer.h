@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -18,7 +19,8 @@ namespace scalelab::cli {
 // (epoch, step/steps, loss, images/s, ETA) at most ten times a second; always one summary line
 // per epoch (with the accuracy targets first reached at it and, for more than one device, where a
 // device's step time went, in milliseconds per step averaged over the epoch's steps and the
-// devices) and a final line with the status, the message and every target reached.
+// devices) and a final line with the status, the message and every target reached, then one
+// saying so when other programs used a good share of the cores (RunRecord::disturbed()).
 class ProgressPrinter : public MetricsSink {
   public:
     ProgressPrinter(std::FILE* out, const RunSpec& spec, bool draw_bar);
@@ -51,6 +53,8 @@ class ProgressPrinter : public MetricsSink {
     DeviceStepTimes epoch_times_;
     std::int64_t epoch_device_steps_ = 0;
     std::size_t devices_seen_ = 0;  // the most devices a step of this epoch reported
+    // The last epoch's EpochMetrics::other_programs_share (NaN: none yet, or not measured).
+    double other_programs_share_ = std::numeric_limits<double>::quiet_NaN();
 };
 
 }  // namespace scalelab::cli

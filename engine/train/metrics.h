@@ -78,6 +78,10 @@ struct EpochMetrics {
     // Mean images/s over the run so far, leaving out its first steps (warm-up: kernels being
     // created, caches and allocators settling).
     double steady_images_per_s = 0;
+    // The share of the cores' capacity other programs used since the run started, in [0, 1]
+    // (cpu_contention.h); NaN where it cannot be measured. A throughput measured while others
+    // took a good share of the cores is not the engine's alone.
+    double other_programs_share = std::numeric_limits<double>::quiet_NaN();
     std::vector<TargetReached> reached;  // targets first reached at this epoch's evaluation
 };
 

@@ -11,6 +11,7 @@
 #include "data/sampler.h"
 #include "error.h"
 #include "optim/lr_schedule.h"
+#include "train/cpu_contention.h"
 #include "train/device_group.h"
 #include "train/device_threads.h"
 #include "train/device_worker.h"
@@ -183,6 +184,16 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
         sink_.on_start(start);
     }
 
+    // Rank 0 reports what other programs took from the cores while the run trained.
+    const std::optional<CpuTimes> cpu_at_start =
+        rank == 0 ? read_cpu_times() : std::optional<CpuTimes>{};
+    const auto other_programs_share_so_far = [&] {
+        const std::optional<CpuTimes> now = cpu_at_start ? read_cpu_times() : std::nullopt;
+        const std::optional<double> share =
+            now ? other_programs_share(*cpu_at_start, *now) : std::nullopt;
+        return share.value_or(std::numeric_limits<double>::quiet_NaN());
+    };
+
     std::int64_t step = 0;
     int epochs_at_target = 0;
     double steady_seconds = 0, steady_images = 0;
@@ -272,10 +283,11 @@ RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const R
         }
         reached_all.insert(reached_all.end(), reached.begin(), reached.end());
         if (rank == 0)
-            sink_.on_epoch(
-                EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(), val.loss(),
-                             val.accuracy(), epoch_seconds, epoch_totals.count / epoch_seconds,
-                             steady_seconds > 0 ? steady_images / steady_seconds : 0, reached});
+            sink_.on_epoch(EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(),
+                                        val.loss(), val.accuracy(), epoch_seconds,
+                                        epoch_totals.count / epoch_seconds,
+                                        steady_seconds > 0 ? steady_images / steady_seconds : 0,
+                                        other_programs_share_so_far(), reached});
 
         // Every rank sees the same validation sums, so all of them stop at the same epoch.
         epochs_at_target = val.accuracy() >= spec_.target_accuracy ? epochs_at_target + 1 : 0;

@@ -81,6 +81,7 @@ class TestMetricsJsonlSink : public QObject {
             epoch_metrics.epoch_seconds = 1.5;
             epoch_metrics.images_per_s = 1050;
             epoch_metrics.steady_images_per_s = 1080;
+            epoch_metrics.other_programs_share = 0.25;
             epoch_metrics.reached = {{0.25, 1.5, 2, 1, 256}};
             sink.on_epoch(epoch_metrics);
             sink.on_end({scalelab::RunStatus::ReachedTarget,
@@ -154,6 +155,7 @@ class TestMetricsJsonlSink : public QObject {
         QCOMPARE(epoch["lr"].toDouble(), 0.04);  // the epoch's last step
         QCOMPARE(epoch["val_accuracy"].toDouble(), 0.3);
         QCOMPARE(epoch["steady_images_per_s"].toDouble(), 1080.0);
+        QCOMPARE(epoch["other_programs_share"].toDouble(), 0.25);
 
         const QJsonObject end = rows[4];
         QCOMPARE(end["type"].toString(), QString("end"));

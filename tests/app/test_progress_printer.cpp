@@ -1,6 +1,7 @@
 #include <QtTest>
 
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "cli/progress_printer.h"
@@ -92,6 +93,26 @@ class TestProgressPrinter : public QObject {
         const QString text = contents(file);
         std::fclose(file);
         QVERIFY2(text.contains("lars, lr 0.05 x linear(512/256) = 0.1\n"), qPrintable(text));
+    }
+
+    void a_disturbed_run_says_so_at_the_end() {
+        for (const double share : {0.45, 0.05, std::numeric_limits<double>::quiet_NaN()}) {
+            std::FILE* file = std::tmpfile();
+            QVERIFY(file);
+            {
+                ProgressPrinter printer(file, spec_of(1), false);
+                scalelab::EpochMetrics m = epoch_one();
+                m.other_programs_share = share;
+                printer.on_epoch(m);
+                printer.on_end(scalelab::RunEnd{});
+            }
+            const QString text = contents(file);
+            std::fclose(file);
+            QCOMPARE(text.contains(QStringLiteral("disturbed: other programs used 45% of the cores "
+                                                  "during this run, so its images/s may be low")),
+                     share == 0.45);
+            QCOMPARE(text.contains(QStringLiteral("disturbed")), share == 0.45);
+        }
     }
 
     void epoch_and_final_lines_show_the_targets_reached() {

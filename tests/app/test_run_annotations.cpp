@@ -161,6 +161,25 @@ class TestRunAnnotations : public QObject {
         QVERIFY(texts(run).isEmpty());
     }
 
+    void aRunOtherProgramsDisturbedSaysSo() {
+        RunRecord run = fixture_run(fixture_spec(1), "busy machine", 1000, {0.5, 0.6});
+        QVERIFY(texts(run).isEmpty());  // not measured
+        run.epochs.back().other_programs_share = 0.09;
+        QVERIFY(texts(run).isEmpty());  // the noise of an idle machine
+        QVERIFY(!run.disturbed());
+        run.epochs.back().other_programs_share = 0.45;
+        QVERIFY(run.disturbed());
+        QCOMPARE(
+            texts(run),
+            QStringList({QStringLiteral("other programs used 45% of the cores during this run: its "
+                                        "images/s may be low")}));
+        // A run listed from the store, its curves not loaded, says it from the store's summary.
+        RunRecord listed;
+        listed.curves_loaded = false;
+        listed.stored_other_programs_share = 0.3;
+        QVERIFY(listed.disturbed());
+    }
+
     void moreThreadsThanCoresCannotScale() {
         RunRecord run = fixture_run(fixture_spec(8), "crowded", 1000, {0.5});
         QCOMPARE(run.info.cores, 2);

@@ -89,6 +89,30 @@ class TestRunComparison : public QObject {
                  qPrintable(none->explanation));
     }
 
+    void a_disturbed_run_is_the_baseline_only_when_every_one_was() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int calm = runs.add(fixture_run(fixture_spec(1), "calm", 1000, {0.8}));
+        RunRecord busy = fixture_run(fixture_spec(1), "busy", 500, {0.8});
+        busy.epochs.back().other_programs_share = 0.5;
+        const int busy_id = runs.add(busy);
+        const int two = runs.add(fixture_run(fixture_spec(2), "2", 1800, {0.8}));
+        QCOMPARE(scalelab::scaling_efficiency(runs, two)->baseline_id, calm);
+        runs.setVisible(calm, false);
+        const auto only_busy = scalelab::scaling_efficiency(runs, two);
+        QCOMPARE(only_busy->baseline_id, busy_id);
+        QVERIFY2(only_busy->explanation.endsWith(
+                     QStringLiteral("; other programs used 50% of the cores during “busy”, so "
+                                    "this figure may be too high")),
+                 qPrintable(only_busy->explanation));
+        // The Scaling tab leaves the disturbed run out of the 1-device point while a calm one
+        // is shown.
+        runs.setVisible(calm, true);
+        const std::vector<ScalingGroup> groups = scalelab::scaling_groups(runs);
+        QCOMPARE(groups.front().points.front().run_ids, std::vector<int>{calm});
+        QVERIFY(!groups.front().points.front().disturbed);
+    }
+
     void only_runs_with_the_same_threads_per_device_compare() {
         RunController controller;
         RunCollection runs(controller);

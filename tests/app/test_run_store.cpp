@@ -56,8 +56,12 @@ RunRecord sample_run(const QString& name, int devices, RunState state = RunState
     for (std::size_t i = 0; i < run.epochs.size(); ++i)
         run.epochs[i].val_loss = run.curve(Metric::ValLoss)[i].value;
     run.info.warnings = {"more devices than cores: throughput cannot scale"};
-    if (state == RunState::Diverged)
+    if (state == RunState::Diverged) {
         run.message = QStringLiteral("the loss became NaN at step 8");
+        // Measured, and disturbed by other programs from the second epoch on.
+        run.epochs[0].other_programs_share = 0.02;
+        run.epochs[1].other_programs_share = 0.45;
+    }
     return run;
 }
 
@@ -213,6 +217,7 @@ class TestRunStore : public QObject {
             QCOMPARE(run.train_seconds, written.train_seconds);
             QCOMPARE(run.best_val_accuracy, written.best_val_accuracy());
             QCOMPARE(run.mean_images_per_s, written.mean_images_per_s());
+            QCOMPARE(run.other_programs_share, written.other_programs_share());
             compare_targets(run.targets, written.targets);
             compare_stored(store->run(run.id), run);
         }
@@ -244,6 +249,9 @@ class TestRunStore : public QObject {
         }
         QCOMPARE(loaded.epochs.back().steady_images_per_s,
                  second.epochs.back().steady_images_per_s);
+        QCOMPARE(runs[0].other_programs_share, std::nullopt);  // never measured
+        QCOMPARE(loaded.other_programs_share().value(), 0.45);
+        QVERIFY(loaded.disturbed());
         QCOMPARE(loaded.time_to_target()->seconds, second.time_to_target()->seconds);
     }
 

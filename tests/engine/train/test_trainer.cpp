@@ -5,9 +5,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../../common/spinning_child.h"
 #include "data/synthetic.h"
 #include "error.h"
 #include "recording_sink.h"
+#include "train/cpu_contention.h"
 #include "train/device_threads.h"
 #include "train/trainer.h"
 
@@ -137,6 +139,26 @@ class TrainerTest : public QObject {
 
     // Out of memory names the batch that did not fit and half of it; other failures keep
     // their own words.
+    // Each epoch reports the share of the cores other programs used since the run started: a
+    // process spinning on a core while the trainer mostly sleeps is most of one core.
+    void reports_what_other_programs_took_from_the_cores() {
+        const std::optional<CpuTimes> probe = read_cpu_times();
+        if (!probe)
+            QSKIP("/proc/stat cannot be read here: the trainer reports no share (NaN)");
+        const auto data = synthetic(1024, 128);
+        RecordingSink sink;
+        Trainer trainer(small_spec("mlp"), data, sink);
+        // 32 steps of at least 15 ms: about half a second, well over the 0.2 s the measure needs.
+        trainer.set_step_hook(
+            [](int, std::int64_t) { std::this_thread::sleep_for(std::chrono::milliseconds(15)); });
+        testing::SpinningChild other_program;
+        QVERIFY2(other_program.started(), "fork failed");
+        QCOMPARE(trainer.run().status, RunStatus::Finished);
+        other_program.stop();
+        const double share = sink.epochs.back().other_programs_share;
+        QVERIFY2(share >= 0.5 / probe->cores && share <= 1.0, qPrintable(QString::number(share)));
+    }
+
     void out_of_memory_names_the_batch_to_try() {
         RunSpec spec;
         spec.batch = 512;
