@@ -10,6 +10,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "data/load.h"
@@ -47,10 +48,10 @@ QString choices(const NameTable<Enum, N>& names) {
 }
 
 // The top-level keys of a lesson file, and those of its nested objects besides RunSpec fields.
-const QStringList lesson_keys{QStringLiteral("title"),  QStringLiteral("explanation"),
-                              QStringLiteral("charts"), QStringLiteral("x_axis"),
-                              QStringLiteral("base"),   QStringLiteral("runs"),
-                              QStringLiteral("gpu"),    QStringLiteral("assessment")};
+const QStringList lesson_keys{
+    QStringLiteral("title"),  QStringLiteral("explanation"), QStringLiteral("charts"),
+    QStringLiteral("x_axis"), QStringLiteral("base"),        QStringLiteral("runs"),
+    QStringLiteral("gpu"),    QStringLiteral("assessment"),  QStringLiteral("expect")};
 const QStringList gpu_keys{QStringLiteral("base"), QStringLiteral("assessment")};
 const QStringList assessment_keys{QStringLiteral("target"), QStringLiteral("consecutive_epochs"),
                                   QStringLiteral("time_budget_s")};
@@ -266,6 +267,14 @@ class LessonReader {
     std::vector<LessonChart> read_charts(const QJsonObject& root);
     LessonAxis read_axis(const QJsonObject& root);
     std::optional<Assessment> read_assessment(const QJsonObject& parent, const QString& path);
+    std::vector<LessonClaim> read_claims(const QJsonObject& root, const QStringList& run_names);
+    std::optional<LessonClaim> read_claim(const QJsonObject& object, const QString& path,
+                                          const QStringList& run_names);
+    // The index of the run named by the string at `path`; -1 (and a problem) when there is none.
+    int run_index(const QJsonValue& value, const QString& path, const QStringList& run_names);
+    // The number at `path`, which must lie in [low, high]; `fallback` when absent.
+    double claim_number(const QJsonObject& object, const QString& key, const QString& path,
+                        double fallback, double low, double high);
     // The spec the blocks make, applied in order over the defaults, each field checked on its
     // own so that a problem names the field's line.
     RunSpec build_spec(const std::vector<SpecBlock>& blocks);
@@ -358,6 +367,152 @@ std::optional<Assessment> LessonReader::read_assessment(const QJsonObject& paren
         problem(child(path, QStringLiteral("time_budget_s")),
                 QStringLiteral("must be a number of seconds above 0, e.g. 300"));
     return assessment;
+}
+
+int LessonReader::run_index(const QJsonValue& value, const QString& path,
+                            const QStringList& run_names) {
+    const int index = int(run_names.indexOf(value.toString()));
+    if (!value.isString() || index < 0)
+        problem(path, QStringLiteral("unknown run: name one of the lesson's runs, \"%1\"")
+                          .arg(run_names.join(QStringLiteral("\", \""))));
+    return index;
+}
+
+double LessonReader::claim_number(const QJsonObject& object, const QString& key,
+                                  const QString& path, double fallback, double low, double high) {
+    const QJsonValue value = object.value(key);
+    if (value.isUndefined())
+        return fallback;
+    if (!value.isDouble() || !(value.toDouble() >= low && value.toDouble() <= high))
+        problem(child(path, key),
+                QStringLiteral("must be a number from %1 to %2").arg(low).arg(high));
+    return value.toDouble();
+}
+
+std::optional<LessonClaim> LessonReader::read_claim(const QJsonObject& object, const QString& path,
+                                                    const QStringList& run_names) {
+    static const QStringList keys{"claim",       "metric",     "run",      "within",  "of",
+                                  "better_than", "by",         "at_least", "at_most", "rises_over",
+                                  "tolerance",   "from_epoch", "to_epoch"};
+    check_keys(object, path, keys);
+    LessonClaim claim;
+    claim.text = object.value(QStringLiteral("claim")).toString().trimmed();
+    if (claim.text.isEmpty())
+        problem(path, QStringLiteral("needs a \"claim\": what the lesson says, in words"));
+    const QString metric_path = child(path, QStringLiteral("metric"));
+    const auto metric = EnumNames<ClaimMetric>::table.parse(
+        object.value(QStringLiteral("metric")).toString().toStdString());
+    if (!metric)
+        problem(object.contains(QStringLiteral("metric")) ? metric_path : path,
+                QStringLiteral("unknown metric: choose one of %1")
+                    .arg(choices(EnumNames<ClaimMetric>::table)));
+    claim.metric = metric.value_or(ClaimMetric::FinalTrainLoss);
+
+    using enum ClaimRelation;
+    const std::vector<std::pair<const char*, ClaimRelation>> relations{{"within", Within},
+                                                                       {"better_than", BetterThan},
+                                                                       {"at_least", AtLeast},
+                                                                       {"at_most", AtMost},
+                                                                       {"rises_over", RisesOver}};
+    int given = 0;
+    for (const auto& [key, relation] : relations)
+        if (object.contains(QLatin1String(key))) {
+            claim.relation = relation;
+            ++given;
+        }
+    if (given != 1) {
+        problem(path, QStringLiteral("needs exactly one of \"within\" (with \"of\"), "
+                                     "\"better_than\", \"at_least\", \"at_most\", "
+                                     "\"rises_over\""));
+        return std::nullopt;
+    }
+    if (claim.relation == RisesOver) {
+        const QJsonArray list = object.value(QStringLiteral("rises_over")).toArray();
+        if (list.size() < 2)
+            problem(child(path, QStringLiteral("rises_over")),
+                    QStringLiteral("must list at least two runs, in the order the value rises"));
+        for (qsizetype i = 0; i < list.size(); ++i)
+            claim.runs.push_back(run_index(
+                list[i], element(child(path, QStringLiteral("rises_over")), i), run_names));
+        claim.value = claim_number(object, QStringLiteral("tolerance"), path, 0, 0, 1);
+    } else {
+        if (!object.contains(QStringLiteral("run")))
+            problem(path, QStringLiteral("needs the \"run\" the claim is about"));
+        else
+            claim.runs.push_back(run_index(object.value(QStringLiteral("run")),
+                                           child(path, QStringLiteral("run")), run_names));
+    }
+    const double largest = std::numeric_limits<double>::max();
+    switch (claim.relation) {
+        case Within:
+            claim.value = claim_number(object, QStringLiteral("within"), path, 0, 0, largest);
+            if (!object.contains(QStringLiteral("of")))
+                problem(path, QStringLiteral("\"within\" needs \"of\": the run to compare with"));
+            else
+                claim.runs.push_back(run_index(object.value(QStringLiteral("of")),
+                                               child(path, QStringLiteral("of")), run_names));
+            break;
+        case BetterThan:
+            claim.runs.push_back(run_index(object.value(QStringLiteral("better_than")),
+                                           child(path, QStringLiteral("better_than")), run_names));
+            claim.value = claim_number(object, QStringLiteral("by"), path, 0, 0, largest);
+            break;
+        case AtLeast:
+        case AtMost: {
+            const QString key =
+                claim.relation == AtLeast ? QStringLiteral("at_least") : QStringLiteral("at_most");
+            claim.value = claim_number(object, key, path, 0, -largest, largest);
+            break;
+        }
+        case RisesOver:
+            break;
+    }
+    // The key that goes with the relation, besides its own.
+    const QLatin1String companion(claim.relation == Within       ? "of"
+                                  : claim.relation == BetterThan ? "by"
+                                  : claim.relation == RisesOver  ? "tolerance"
+                                                                 : "");
+    for (const char* key : {"of", "by", "tolerance"})
+        if (object.contains(QLatin1String(key)) && companion != QLatin1String(key))
+            problem(child(path, QLatin1String(key)),
+                    QStringLiteral("does not go with this claim's relation: remove it"));
+    claim.from_epoch = int(claim_number(object, QStringLiteral("from_epoch"), path, 1, 1, 1000000));
+    claim.to_epoch =
+        int(claim_number(object, QStringLiteral("to_epoch"), path, 0, claim.from_epoch, 1000000));
+    const bool per_epoch = to_string(claim.metric).starts_with("epoch_");
+    for (const QString& key : {QStringLiteral("from_epoch"), QStringLiteral("to_epoch")})
+        if (object.contains(key) && !per_epoch)
+            problem(child(path, key),
+                    QStringLiteral("applies to the epoch_* metrics only: remove it"));
+    for (int index : claim.runs)
+        if (index < 0)
+            return std::nullopt;
+    return claim;
+}
+
+std::vector<LessonClaim> LessonReader::read_claims(const QJsonObject& root,
+                                                   const QStringList& run_names) {
+    const QJsonValue value = root.value(QStringLiteral("expect"));
+    if (value.isUndefined())
+        return {};
+    if (!value.isArray()) {
+        problem(QStringLiteral("expect"),
+                QStringLiteral("must be an array of claims, each {\"claim\": ..., \"metric\": "
+                               "..., \"run\": ..., and a relation}"));
+        return {};
+    }
+    std::vector<LessonClaim> claims;
+    const QJsonArray array = value.toArray();
+    for (qsizetype i = 0; i < array.size(); ++i) {
+        const QString path = element(QStringLiteral("expect"), i);
+        if (!array[i].isObject()) {
+            problem(path, QStringLiteral("must be an object: a claim"));
+            continue;
+        }
+        if (std::optional<LessonClaim> claim = read_claim(array[i].toObject(), path, run_names))
+            claims.push_back(std::move(*claim));
+    }
+    return claims;
 }
 
 RunSpec LessonReader::build_spec(const std::vector<SpecBlock>& blocks) {
@@ -544,6 +699,10 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
             shrink_for_tests(spec);
         lesson.runs.push_back({run.name, std::move(spec)});
     }
+    QStringList run_names;
+    for (const Candidate& run : candidates)
+        run_names.append(run.name);
+    lesson.claims = read_claims(root, run_names);
     return lesson;
 }
 

@@ -9,6 +9,7 @@
 
 #include "assessment.h"
 #include "backend/device_inventory.h"
+#include "lesson_claim.h"
 #include "train/run_spec.h"
 
 namespace scalelab {
@@ -46,7 +47,14 @@ struct LessonRun {
 //          GPUs are present and its dataset is found (optional);
 //   "assessment": {"target", "consecutive_epochs", "time_budget_s"} (optional). It sets every
 //          run's target_accuracy and patience, so the runs stop once they pass; a file with
-//          an assessment must not set those two itself.
+//          an assessment must not set those two itself;
+//   "expect": the lesson's claims about its runs' results (optional), each an object
+//          {"claim": "in words", "metric": a ClaimMetric name, "run": a run's name, and one
+//          relation: "within": r, "of": run | "better_than": run, "by": d (default 0) |
+//          "at_least": x | "at_most": x; or, instead of "run", "rises_over": [run, ...],
+//          "tolerance": r (default 0); "from_epoch", "to_epoch": the epochs compared for
+//          the epoch_* metrics (default: all)}
+//          (lesson_claim.h).
 struct Lesson {
     QString file;
     QString title;
@@ -55,6 +63,7 @@ struct Lesson {
     LessonAxis x_axis = LessonAxis::Step;
     std::vector<LessonRun> runs;
     std::optional<Assessment> assessment;
+    std::vector<LessonClaim> claims;
     // For a file with a "gpu" block, which setting was chosen and why, for the user: "GPU
     // setting: cifar10, wrn, 4 devices" or "laptop setting: fashion-mnist (first 20000 training
     // images), cnn, 2 CPU devices; no GPU: ...". Empty for a file without one.

@@ -53,6 +53,12 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     assessment_->setObjectName(QStringLiteral("lessonAssessment"));
     assessment_->setWordWrap(true);
 
+    claims_ = new QLabel;
+    claims_->setObjectName(QStringLiteral("lessonClaims"));
+    claims_->setWordWrap(true);
+    claims_->setTextFormat(Qt::RichText);
+    claims_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
     run_button_ = new QPushButton(tr("Run lesson"));
     run_button_->setObjectName(QStringLiteral("runLessonButton"));
     run_button_->setToolTip(tr("Queue the lesson's runs; other runs are hidden from the charts"));
@@ -81,6 +87,7 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     layout->addWidget(run_button_);
     layout->addWidget(view_buttons_);
     layout->addWidget(run_list_, 1);
+    layout->addWidget(claims_);
 
     refresh_timer_.setSingleShot(true);
     refresh_timer_.setInterval(refresh_interval_ms);
@@ -95,6 +102,7 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     explanation_->setText(tr("Open one from the Lessons menu."));
     setting_->hide();
     assessment_->hide();
+    claims_->hide();
     run_button_->setEnabled(false);
 }
 
@@ -133,6 +141,35 @@ void LessonPanel::setLesson(const Lesson& lesson) {
     run_list_->clear();
     for (const LessonRun& run : lesson.runs)
         run_list_->addTopLevelItem(new QTreeWidgetItem({run.name, tr("not started"), QString()}));
+    showClaims();
+}
+
+std::vector<ClaimVerdict> LessonPanel::claimVerdicts() const {
+    std::vector<ClaimVerdict> verdicts;
+    if (lesson_)
+        for (const LessonClaim& claim : lesson_->claims)
+            verdicts.push_back(run_ids_.empty()
+                                   ? ClaimVerdict{ClaimOutcome::Pending, tr("not run yet")}
+                                   : evaluate_claim(claim, runs_, run_ids_));
+    return verdicts;
+}
+
+void LessonPanel::showClaims() {
+    const std::vector<ClaimVerdict> verdicts = claimVerdicts();
+    QString html = tr("<b>What this lesson claims</b>");
+    for (std::size_t i = 0; i < verdicts.size(); ++i) {
+        const ClaimVerdict& verdict = verdicts[i];
+        const QString mark = verdict.outcome == ClaimOutcome::Held
+                                 ? tr("<b style='color:#1b7f3b'>✓ held</b>")
+                             : verdict.outcome == ClaimOutcome::Failed
+                                 ? tr("<b style='color:#c62828'>✗ did not hold</b>")
+                                 : tr("<b>…</b>");
+        html +=
+            QStringLiteral("<p style='margin:4px 0'>%1 %2<br><small>%3</small></p>")
+                .arg(mark, lesson_->claims[i].text.toHtmlEscaped(), verdict.text.toHtmlEscaped());
+    }
+    claims_->setText(html);
+    claims_->setVisible(!verdicts.empty());
 }
 
 void LessonPanel::setRunIds(std::vector<int> ids) {
@@ -194,6 +231,7 @@ void LessonPanel::refreshNow() {
                                                                           : QBrush());
         }
     }
+    showClaims();
 }
 
 }  // namespace scalelab

@@ -19,7 +19,9 @@ class RunCollection;
 
 // The open lesson, beside the charts: its title, what to look for, which setting was chosen (a
 // laptop's or a GPU workstation's), the button that queues its runs, and then each run's state
-// and result; for the assessment, pass or fail with the figures.
+// and result; for the assessment, pass or fail with the figures; and the lesson's claims about
+// its runs, each held or not with the values measured (shown as they are, a claim that did not
+// hold included).
 //
 // The panel only shows and asks: the window queues the runs (runLessonRequested) and tells the
 // panel their ids (setRunIds). Run states are refreshed at most five times a second.
@@ -41,6 +43,8 @@ class LessonPanel : public QWidget {
     AssessmentVerdict verdict(int runId) const;
     // The text of the result column for row `row` (tests read what the user sees).
     QString resultText(int row) const;
+    // The lesson's claims judged on its runs, in lesson order (Pending before they end).
+    std::vector<ClaimVerdict> claimVerdicts() const;
 
   signals:
     void runLessonRequested();
@@ -54,6 +58,7 @@ class LessonPanel : public QWidget {
   private:
     void scheduleRefresh();
     QString resultFor(int runId) const;
+    void showClaims();
 
     RunCollection& runs_;
     std::optional<Lesson> lesson_;
@@ -62,6 +67,7 @@ class LessonPanel : public QWidget {
     QLabel* explanation_ = nullptr;
     QLabel* setting_ = nullptr;
     QLabel* assessment_ = nullptr;
+    QLabel* claims_ = nullptr;  // "What this lesson claims", each with its verdict
     QWidget* view_buttons_ = nullptr;
     QPushButton* run_button_ = nullptr;
     QTreeWidget* run_list_ = nullptr;

@@ -22,6 +22,8 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <utility>
+
 #include "chart_export.h"
 #include "chart_grid.h"
 #include "experiment_form.h"
@@ -402,6 +404,9 @@ void MainWindow::chooseLessonFile() {
 
 void MainWindow::closeLesson() {
     lesson_dock_->hide();
+    for (const int id : std::exchange(hidden_for_lesson_, {}))
+        if (runs_.find(id) != nullptr)
+            runs_.setVisible(id, true);
     charts_->setShownCharts(
         std::vector<ChartKind>(default_shown_charts.begin(), default_shown_charts.end()));
 }
@@ -412,8 +417,10 @@ std::vector<int> MainWindow::runLesson() {
         return {};
     // The lesson's runs side by side, and nothing else: earlier runs stay in the table, hidden.
     for (const int id : runs_.ids())
-        if (runs_.find(id)->visible)
+        if (runs_.find(id)->visible) {
             runs_.setVisible(id, false);
+            hidden_for_lesson_.push_back(id);
+        }
     std::vector<RunSpec> specs;
     std::vector<QString> names;
     for (const LessonRun& run : lesson->runs) {

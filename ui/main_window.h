@@ -74,7 +74,8 @@ class MainWindow : public QMainWindow {
     // each) when it cannot be opened, and the lesson shown before stays.
     bool openLessonFile(const QString& path, QString* error);
     // Queues the open lesson's runs one after another, tagged with the lesson's title, and
-    // hides the other runs from the charts. Returns their ids (empty without a lesson).
+    // hides the other runs from the charts (closeLesson() shows them again). Returns their ids
+    // (empty without a lesson).
     std::vector<int> runLesson();
 
     // Opens the run store at `path` and shows its runs. When it cannot be opened (corrupt,
@@ -110,6 +111,7 @@ class MainWindow : public QMainWindow {
     void setTheme(scalelab::Theme theme);
     void newExperimentFrom(int runId);
     void chooseLessonFile();
+    // Hides the lesson panel; the runs a lesson run hid are shown again.
     void closeLesson();
 
   protected:
@@ -154,6 +156,7 @@ class MainWindow : public QMainWindow {
     QDockWidget* form_dock_ = nullptr;
     QDockWidget* log_dock_ = nullptr;
     LessonPanel* lesson_panel_ = nullptr;
+    std::vector<int> hidden_for_lesson_;  // the runs runLesson() hid, for closeLesson()
     QDockWidget* lesson_dock_ = nullptr;
     QMenu* lessons_menu_ = nullptr;
     QLabel* status_label_ = nullptr;

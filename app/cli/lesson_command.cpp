@@ -65,6 +65,24 @@ std::string optional_number_text(const std::optional<double>& value, int decimal
     return value ? fmt::format("{:.{}f}", *value, decimals) : std::string("-");
 }
 
+// Prints each of the lesson's claims with its verdict; false when one did not hold.
+bool print_claims(const Lesson& lesson, const RunCollection& runs, const std::vector<int>& ids) {
+    if (lesson.claims.empty())
+        return true;
+    fmt::print("\nWhat the lesson claims:\n");
+    int failed = 0;
+    for (const LessonClaim& claim : lesson.claims) {
+        const ClaimVerdict verdict = evaluate_claim(claim, runs, ids);
+        failed += verdict.outcome != ClaimOutcome::Held;
+        fmt::print("  {:<7} {}\n          {}\n",
+                   verdict.outcome == ClaimOutcome::Held ? "held" : "FAILED", text(claim.text),
+                   text(verdict.text));
+    }
+    if (failed > 0)
+        fmt::print("{} of {} claims did not hold on these runs\n", failed, lesson.claims.size());
+    return failed == 0;
+}
+
 // Trains the lesson's runs through a RunController and RunCollection, as the desktop app does,
 // printing each run's epochs and how it ended.
 int run_command(const LessonOptions& options, const Lesson& lesson) {
@@ -105,6 +123,8 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
     std::vector<QString> names;
     for (const LessonRun& run : lesson.runs) {
         specs.push_back(run.spec);
+        if (options.seed)
+            specs.back().seed = *options.seed;
         names.push_back(lesson.title + QStringLiteral(": ") + run.name);
     }
     QElapsedTimer wall;
@@ -149,6 +169,11 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
                        optional_number_text(run->best_val_accuracy(), 4),
                        optional_number_text(run->mean_images_per_s(), 0), run->train_seconds,
                        run->message.isEmpty() ? "" : ": ", text(run->message));
+            if (run->disturbed())
+                fmt::print(
+                    "  disturbed: other programs used {:.0f}% of the cores during this "
+                    "run, so its images/s may be low\n",
+                    *run->other_programs_share() * 100.0);
         }
         std::fflush(stdout);
         if (ended == ids.size())
@@ -174,6 +199,8 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
         else if (run->state == RunState::Cancelled && exit_code == exit_ok)
             exit_code = exit_cancelled;
     }
+    if (!print_claims(lesson, collection, ids) && exit_code == exit_ok)
+        exit_code = exit_failed;
     return exit_code;
 }
 

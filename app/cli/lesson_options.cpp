@@ -23,6 +23,10 @@ std::vector<Flag> lesson_flags() {
              QDir::toNativeSeparators(RunStore::default_path()).toStdString() + ")",
          run},
         {"no-store", "", "do not record the runs", run},
+        {"seed", "N",
+         "every run's seed, to check the lesson's claims on other seeds (default: the "
+         "lesson's)",
+         run},
         {"log-level", "LEVEL", log_level_names() + " (default warn), logs go to stderr", output},
         {"help", "", "show this help", output},
     };
@@ -63,7 +67,7 @@ ParsedLessonOptions parse_lesson_options(const std::vector<std::string>& args) {
         return parsed;
     }
     if (options.action == LessonAction::List)
-        for (const char* name : {"size", "store", "no-store"})
+        for (const char* name : {"size", "store", "no-store", "seed"})
             if (flags.has(name))
                 parsed.problems.push_back(std::string("--") + name +
                                           " is for 'lesson run': lesson list takes --log-level");
@@ -83,6 +87,11 @@ ParsedLessonOptions parse_lesson_options(const std::vector<std::string>& args) {
             options.store = given.value;
         } else if (given.name == "no-store") {
             options.no_store = true;
+        } else if (given.name == "seed") {
+            options.seed = parse_uint64(given.value);
+            if (!options.seed)
+                parsed.problems.push_back("--seed expects a whole number from 0, got '" +
+                                          given.value + "'");
         } else if (given.name == "log-level") {
             if (!is_log_level(given.value))
                 parsed.problems.push_back("--log-level expects " + log_level_names() + ", got '" +
@@ -105,9 +114,10 @@ std::string lesson_help() {
             QDir::toNativeSeparators(user_lessons_folder()).toStdString() +
             ")\nand shows what is wrong with any file that cannot be opened. 'run' trains a "
             "lesson's\nruns and prints each run's status, best validation accuracy and "
-            "images/s, then the\ntotal time and, for a lesson with an assessment, whether each "
-            "run passed. The runs\nare recorded in the run store, where the desktop app shows "
-            "them too.",
+            "images/s, then the\ntotal time, whether each of the lesson's claims about its runs "
+            "held (with the\nmeasured values) and, for a lesson with an assessment, whether "
+            "each run passed.\nThe runs are recorded in the run store, where the desktop app "
+            "shows them too.",
         lesson_flags(),
         "Examples:\n"
         "  scalelab-cli lesson list\n"
@@ -115,7 +125,8 @@ std::string lesson_help() {
         "  scalelab-cli lesson run my-lesson.json --no-store\n"
         "\n"
         "Exit codes: 0 every run ended (a run that diverges is a lesson's outcome, not an\n"
-        "error), 1 a run failed, 2 bad input (nothing run), 130 cancelled (Ctrl-C).");
+        "error), 1 a run failed or a claim of the lesson did not hold, 2 bad input (nothing\n"
+        "run), 130 cancelled (Ctrl-C).");
 }
 
 }  // namespace scalelab::cli

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,7 @@ struct LessonOptions {
     LessonSize size = LessonSize::Full;  // run --size full|test
     std::string store;                   // run --store FILE; empty: RunStore::default_path()
     bool no_store = false;               // run --no-store: record nothing
+    std::optional<std::uint64_t> seed;   // run --seed N: every run's seed (default: the file's)
     std::string log_level = "warn";
     bool help = false;
 };

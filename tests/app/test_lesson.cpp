@@ -401,6 +401,88 @@ class TestLesson : public QObject {
                  qPrintable(error));
     }
 
+    void claimsNameRunsByTheirNames() {
+        QByteArray json = valid_lesson();
+        json.replace("  ]\n}", R"(  ],
+  "expect": [
+    {"claim": "large learns less per epoch", "metric": "epoch_train_loss",
+     "run": "small", "better_than": "large", "by": 0.01, "from_epoch": 2},
+    {"claim": "loss rises", "metric": "final_train_loss", "rises_over": ["small", "large"],
+     "tolerance": 0.1},
+    {"claim": "close", "metric": "best_val_accuracy", "run": "large", "within": 0.05, "of": "small"},
+    {"claim": "fast", "metric": "images_per_s", "run": "large", "at_least": 1000}
+  ]
+})");
+        const Lesson lesson = parse_lesson(json, QStringLiteral("ok.json"), no_gpus());
+        QCOMPARE(lesson.claims.size(), std::size_t(4));
+        const LessonClaim& first = lesson.claims[0];
+        QCOMPARE(first.text, QStringLiteral("large learns less per epoch"));
+        QCOMPARE(first.metric, ClaimMetric::EpochTrainLoss);
+        QCOMPARE(first.relation, ClaimRelation::BetterThan);
+        QCOMPARE(first.runs, (std::vector<int>{0, 1}));
+        QCOMPARE(first.value, 0.01);
+        QCOMPARE(first.from_epoch, 2);
+        QCOMPARE(lesson.claims[1].relation, ClaimRelation::RisesOver);
+        QCOMPARE(lesson.claims[1].runs, (std::vector<int>{0, 1}));
+        QCOMPARE(lesson.claims[1].value, 0.1);
+        QCOMPARE(lesson.claims[2].runs, (std::vector<int>{1, 0}));
+        QCOMPARE(lesson.claims[3].relation, ClaimRelation::AtLeast);
+        QCOMPARE(lesson.claims[3].value, 1000.0);
+    }
+
+    void badClaimsAreRefusedWithTheirLine() {
+        const auto with_claim = [](const char* claim) {
+            QByteArray json = valid_lesson();
+            json.replace("  ]\n}", QByteArray("  ],\n  \"expect\": [\n    ") + claim + "\n  ]\n}");
+            return error_of(json);
+        };
+        // The claim sits on line 17.
+        QString error = with_claim(
+            R"({"claim": "x", "metric": "final_train_loss", "run": "medium", "at_most": 1})");
+        QVERIFY2(error.contains("bad.json:17: field 'expect[0].run': unknown run: name one of the "
+                                "lesson's runs, \"small\", \"large\""),
+                 qPrintable(error));
+        error =
+            with_claim(R"({"claim": "x", "metric": "train_loss", "run": "small", "at_most": 1})");
+        QVERIFY2(error.contains("bad.json:17: field 'expect[0].metric': unknown metric: choose one "
+                                "of \"final_train_loss\""),
+                 qPrintable(error));
+        error = with_claim(R"({"claim": "x", "metric": "final_train_loss", "run": "small"})");
+        QVERIFY2(error.contains("field 'expect[0]': needs exactly one of \"within\""),
+                 qPrintable(error));
+        error = with_claim(
+            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "within": 0.1})");
+        QVERIFY2(error.contains("field 'expect[0]': \"within\" needs \"of\""), qPrintable(error));
+        error = with_claim(
+            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "better_than": "large", "by": -1})");
+        QVERIFY2(error.contains("bad.json:17: field 'expect[0].by': must be a number from 0"),
+                 qPrintable(error));
+        error =
+            with_claim(R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small"]})");
+        QVERIFY2(error.contains("field 'expect[0].rises_over': must list at least two runs"),
+                 qPrintable(error));
+        error = with_claim(
+            R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small", "big"]})");
+        QVERIFY2(error.contains("field 'expect[0].rises_over[1]': unknown run"), qPrintable(error));
+        error = with_claim(
+            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "from_epoch": 2})");
+        QVERIFY2(
+            error.contains("field 'expect[0].from_epoch': applies to the epoch_* metrics only"),
+            qPrintable(error));
+        error = with_claim(
+            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "tolerance": 2})");
+        QVERIFY2(
+            error.contains("field 'expect[0].tolerance': does not go with this claim's relation"),
+            qPrintable(error));
+        error =
+            with_claim(R"({"metric": "final_train_loss", "run": "small", "at_most": 1, "why": 1})");
+        QVERIFY2(error.contains("field 'expect[0]': needs a \"claim\""), qPrintable(error));
+        QVERIFY2(error.contains("field 'expect[0].why': unknown key"), qPrintable(error));
+        error = with_claim(R"("large beats small")");
+        QVERIFY2(error.contains("bad.json:17: field 'expect[0]': must be an object"),
+                 qPrintable(error));
+    }
+
     void theAssessmentAloneSetsTheEarlyStop() {
         QByteArray json = valid_lesson("\"patience\": 3,");
         json.replace("\"runs\": [",

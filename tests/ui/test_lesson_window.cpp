@@ -9,6 +9,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include "../app/run_fixtures.h"
 #include "chart_grid.h"
 #include "lesson_library.h"
 #include "lesson_panel.h"
@@ -117,6 +118,16 @@ class TestLessonWindow : public QObject {
                         StepsToTargetView::runKey(point.run_id)));
             }
         }
+        // Every claim is judged once the runs end (on synthetic data many do not hold, and
+        // say so), and the panel lists each one.
+        const std::vector<ClaimVerdict> verdicts = w.window.lessonPanel().claimVerdicts();
+        QCOMPARE(verdicts.size(), lesson.claims.size());
+        const QString claims_text =
+            w.window.findChild<QLabel*>(QStringLiteral("lessonClaims"))->text();
+        for (std::size_t i = 0; i < verdicts.size(); ++i) {
+            QVERIFY2(verdicts[i].outcome != ClaimOutcome::Pending, qPrintable(verdicts[i].text));
+            QVERIFY(claims_text.contains(lesson.claims[i].text.toHtmlEscaped()));
+        }
         if (lesson.assessment)
             for (int row = 0; row < int(ids.size()); ++row) {
                 const QString result = w.window.lessonPanel().resultText(row);
@@ -124,6 +135,22 @@ class TestLessonWindow : public QObject {
                              result.startsWith(QStringLiteral("failed")),
                          qPrintable(result));
             }
+    }
+
+    void closingALessonShowsTheRunsItsRunHid() {
+        WindowUnderTest w;
+        const int earlier = w.runs.add(fixture_run(fixture_spec(1), "earlier", 1000, {0.8}));
+        const LessonEntry entry = load_lesson_file(
+            shipped_lessons_folder() + QStringLiteral("/01-batch-size-throughput.json"),
+            two_cpu_cores(), LessonSize::Test);
+        QVERIFY2(entry.lesson.has_value(), qPrintable(entry.error));
+        w.window.openLesson(*entry.lesson);
+        const std::vector<int> ids = w.window.runLesson();
+        QVERIFY(!w.runs.find(earlier)->visible);
+        QTRY_VERIFY_WITH_TIMEOUT(all_ended(w.runs, ids), 120000);
+        w.window.closeLesson();
+        QVERIFY(w.runs.find(earlier)->visible);
+        QVERIFY(w.runs.find(ids.front())->visible);
     }
 
     void brokenLessonFileIsRefusedWithFileAndLine() {

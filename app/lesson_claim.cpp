@@ -1,0 +1,237 @@
+#include "lesson_claim.h"
+
+#include <QLocale>
+#include <QStringList>
+
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "run_comparison.h"
+
+namespace scalelab {
+
+namespace {
+
+bool lower_is_better(ClaimMetric metric) {
+    return metric == ClaimMetric::FinalTrainLoss || metric == ClaimMetric::EpochTrainLoss;
+}
+
+bool per_epoch(ClaimMetric metric) {
+    return metric == ClaimMetric::EpochTrainLoss || metric == ClaimMetric::EpochTrainAccuracy ||
+           metric == ClaimMetric::EpochValAccuracy || metric == ClaimMetric::EpochNoiseScale;
+}
+
+// The noise scale's last known value in each epoch (it is NaN until it can be estimated).
+std::map<int, double> noise_scale_by_epoch(const RunRecord& run) {
+    std::map<int, double> values;
+    for (const MetricPoint& point : run.curve(Metric::NoiseScale))
+        if (std::isfinite(point.value))
+            values[point.epoch] = point.value;
+    return values;
+}
+
+QString value_text(ClaimMetric metric, double value) {
+    if (metric == ClaimMetric::ImagesPerSecond)
+        return QLocale(QLocale::English).toString(value, 'f', 0);
+    if (metric == ClaimMetric::ScalingEfficiency)
+        return QStringLiteral("%1%").arg(value * 100.0, 0, 'f', 0);
+    return QString::number(value, 'f', std::abs(value) < 10 ? 3 : 1);
+}
+
+QString percent_text(double fraction) {
+    return QStringLiteral("%1%2%")
+        .arg(fraction < 0 ? QStringLiteral("−") : QStringLiteral("+"))
+        .arg(std::abs(fraction) * 100.0, 0, 'f', 1);
+}
+
+// The value of a one-number metric, or nothing when the run has none (yet).
+std::optional<double> run_value(ClaimMetric metric, const RunCollection& runs,
+                                const RunRecord& run) {
+    switch (metric) {
+        case ClaimMetric::FinalTrainLoss:
+            return run.epochs.empty() ? std::nullopt
+                                      : std::optional<double>(run.epochs.back().train_loss);
+        case ClaimMetric::FinalTrainAccuracy:
+            return run.epochs.empty() ? std::nullopt
+                                      : std::optional<double>(run.epochs.back().train_accuracy);
+        case ClaimMetric::BestValAccuracy:
+            return run.best_val_accuracy();
+        case ClaimMetric::FinalValAccuracy:
+            return run.epochs.empty() ? std::nullopt
+                                      : std::optional<double>(run.epochs.back().val_accuracy);
+        case ClaimMetric::ImagesPerSecond:
+            return run.mean_images_per_s();
+        case ClaimMetric::ScalingEfficiency: {
+            const std::optional<ScalingEfficiency> efficiency = scaling_efficiency(runs, run.id);
+            return efficiency ? efficiency->value : std::nullopt;
+        }
+        case ClaimMetric::FinalNoiseScale: {
+            const std::map<int, double> values = noise_scale_by_epoch(run);
+            return values.empty() ? std::nullopt : std::optional<double>(values.rbegin()->second);
+        }
+        case ClaimMetric::EpochTrainLoss:
+        case ClaimMetric::EpochTrainAccuracy:
+        case ClaimMetric::EpochValAccuracy:
+        case ClaimMetric::EpochNoiseScale:
+            break;
+    }
+    return std::nullopt;
+}
+
+// Epoch number to value, for the epoch_* metrics.
+std::map<int, double> epoch_values(ClaimMetric metric, const RunRecord& run) {
+    if (metric == ClaimMetric::EpochNoiseScale)
+        return noise_scale_by_epoch(run);
+    std::map<int, double> values;
+    for (const EpochMetrics& epoch : run.epochs)
+        values[epoch.epoch] = metric == ClaimMetric::EpochTrainLoss       ? epoch.train_loss
+                              : metric == ClaimMetric::EpochTrainAccuracy ? epoch.train_accuracy
+                                                                          : epoch.val_accuracy;
+    return values;
+}
+
+// Whether `a` stands in `relation` to `b` (or to the claim's number), and the values in words.
+struct Comparison {
+    bool holds = false;
+    QString text;
+};
+
+Comparison compare(const LessonClaim& claim, double a, double b) {
+    const ClaimMetric metric = claim.metric;
+    switch (claim.relation) {
+        case ClaimRelation::Within: {
+            const double gap = (a - b) / std::abs(b);
+            return {std::abs(a - b) <= claim.value * std::abs(b),
+                    QStringLiteral("%1 against %2: %3 (at most ±%4%)")
+                        .arg(value_text(metric, a), value_text(metric, b), percent_text(gap))
+                        .arg(claim.value * 100.0, 0, 'g', 3)};
+        }
+        case ClaimRelation::BetterThan: {
+            const double margin = lower_is_better(metric) ? b - a : a - b;
+            return {
+                margin >= claim.value,
+                QStringLiteral("%1 against %2: %3 by %4 (at least %5)")
+                    .arg(value_text(metric, a), value_text(metric, b),
+                         margin >= 0 ? QStringLiteral("better") : QStringLiteral("worse"),
+                         value_text(metric, std::abs(margin)), value_text(metric, claim.value))};
+        }
+        case ClaimRelation::AtLeast:
+            return {a >= claim.value,
+                    QStringLiteral("%1 (at least %2)")
+                        .arg(value_text(metric, a), value_text(metric, claim.value))};
+        case ClaimRelation::AtMost:
+            return {a <= claim.value,
+                    QStringLiteral("%1 (at most %2)")
+                        .arg(value_text(metric, a), value_text(metric, claim.value))};
+        case ClaimRelation::RisesOver:
+            break;
+    }
+    return {};
+}
+
+ClaimVerdict verdict(bool holds, const QString& text) {
+    return {holds ? ClaimOutcome::Held : ClaimOutcome::Failed, text};
+}
+
+ClaimVerdict rises_over(const LessonClaim& claim, const RunCollection& runs,
+                        const std::vector<const RunRecord*>& named) {
+    QStringList values;
+    QString first_fall;
+    std::optional<double> previous, first;
+    bool holds = true;
+    for (const RunRecord* run : named) {
+        const double value = *run_value(claim.metric, runs, *run);
+        values.append(value_text(claim.metric, value));
+        if (previous && value < *previous * (1.0 - claim.value) && holds) {
+            holds = false;
+            first_fall = QStringLiteral("; falls %1 to “%2” (at most %3%)")
+                             .arg(percent_text(value / *previous - 1.0), run->name)
+                             .arg(claim.value * 100.0, 0, 'g', 3);
+        }
+        previous = value;
+        first = first.value_or(value);
+    }
+    if (holds && !(*previous > *first)) {
+        holds = false;
+        first_fall = QStringLiteral("; the last is not above the first");
+    }
+    return verdict(holds, values.join(QStringLiteral(" → ")) + first_fall);
+}
+
+ClaimVerdict every_epoch(const LessonClaim& claim, const RunRecord& a, const RunRecord* b) {
+    const std::map<int, double> mine = epoch_values(claim.metric, a);
+    const std::map<int, double> theirs = b ? epoch_values(claim.metric, *b) : mine;
+    int compared = 0, last = 0;
+    for (const auto& [epoch, value] : mine) {
+        if (epoch < claim.from_epoch || (claim.to_epoch > 0 && epoch > claim.to_epoch) ||
+            !theirs.contains(epoch))
+            continue;
+        const Comparison comparison = compare(claim, value, theirs.at(epoch));
+        if (!comparison.holds)
+            return verdict(false, QStringLiteral("epoch %1: %2").arg(epoch).arg(comparison.text));
+        ++compared;
+        last = epoch;
+    }
+    if (compared == 0)
+        return verdict(false,
+                       QStringLiteral("no epoch from %1 on to compare").arg(claim.from_epoch));
+    const QString epochs = last == claim.from_epoch
+                               ? QStringLiteral("at epoch %1").arg(last)
+                               : QStringLiteral("at each of epochs %1-%2; at epoch %2")
+                                     .arg(claim.from_epoch)
+                                     .arg(last);
+    return verdict(true, QStringLiteral("%1: %2").arg(
+                             epochs, compare(claim, mine.at(last), theirs.at(last)).text));
+}
+
+// Why a run that ended cannot be judged, or nothing when it can.
+std::optional<QString> unusable(const RunRecord& run) {
+    switch (run.state) {
+        case RunState::Failed:
+        case RunState::Cancelled:
+        case RunState::Interrupted:
+            return QStringLiteral("“%1” did not finish (%2)")
+                .arg(run.name, QString::fromUtf8(to_string(run.state)));
+        default:
+            return std::nullopt;
+    }
+}
+
+}  // namespace
+
+ClaimVerdict evaluate_claim(const LessonClaim& claim, const RunCollection& runs,
+                            const std::vector<int>& run_ids) {
+    std::vector<const RunRecord*> named;
+    for (int index : claim.runs) {
+        const RunRecord* run =
+            index < int(run_ids.size()) ? runs.find(run_ids[std::size_t(index)]) : nullptr;
+        if (run == nullptr || is_active(run->state))
+            return {ClaimOutcome::Pending, QStringLiteral("waiting for the runs")};
+        named.push_back(run);
+    }
+    for (const RunRecord* run : named) {
+        if (const std::optional<QString> why = unusable(*run))
+            return verdict(false, *why);
+        if (per_epoch(claim.metric))
+            continue;
+        const std::optional<double> value = run_value(claim.metric, runs, *run);
+        if (!value || !std::isfinite(*value))
+            return verdict(
+                false, QStringLiteral("“%1” has no %2%3")
+                           .arg(run->name, QString::fromUtf8(to_string(claim.metric)),
+                                run->state == RunState::Diverged ? QStringLiteral(": it diverged")
+                                                                 : QString()));
+    }
+    if (claim.relation == ClaimRelation::RisesOver)
+        return rises_over(claim, runs, named);
+    const RunRecord* other = named.size() > 1 ? named[1] : nullptr;
+    if (per_epoch(claim.metric))
+        return every_epoch(claim, *named[0], other);
+    const double a = *run_value(claim.metric, runs, *named[0]);
+    const double b = other ? *run_value(claim.metric, runs, *other) : 0.0;
+    const Comparison comparison = compare(claim, a, b);
+    return verdict(comparison.holds, comparison.text);
+}
+
+}  // namespace scalelab
