@@ -134,55 +134,87 @@ ClaimVerdict verdict(bool holds, const QString& text) {
     return {holds ? ClaimOutcome::Held : ClaimOutcome::Failed, text};
 }
 
-ClaimVerdict rises_over(const LessonClaim& claim, const RunCollection& runs,
-                        const std::vector<const RunRecord*>& named) {
-    QStringList values;
-    QString first_fall;
-    std::optional<double> previous, first;
-    bool holds = true;
-    for (const RunRecord* run : named) {
-        const double value = *run_value(claim.metric, runs, *run);
-        values.append(value_text(claim.metric, value));
-        if (previous && value < *previous * (1.0 - claim.value) && holds) {
-            holds = false;
-            first_fall = QStringLiteral("; falls %1 to “%2” (at most %3%)")
-                             .arg(percent_text(value / *previous - 1.0), run->name)
-                             .arg(claim.value * 100.0, 0, 'g', 3);
-        }
-        previous = value;
-        first = first.value_or(value);
+// RisesOver on one value per named run.
+Comparison rise(const LessonClaim& claim, const std::vector<double>& values,
+                const std::vector<const RunRecord*>& named) {
+    QStringList texts;
+    QString fall;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        texts.append(value_text(claim.metric, values[i]));
+        if (i > 0 && fall.isEmpty() && values[i] < values[i - 1] * (1.0 - claim.value))
+            fall = QStringLiteral("; falls %1 to “%2” (at most %3%)")
+                       .arg(percent_text(values[i] / values[i - 1] - 1.0), named[i]->name)
+                       .arg(claim.value * 100.0, 0, 'g', 3);
     }
-    if (holds && !(*previous > *first)) {
-        holds = false;
-        first_fall = QStringLiteral("; the last is not above the first");
-    }
-    return verdict(holds, values.join(QStringLiteral(" → ")) + first_fall);
+    if (fall.isEmpty() && !(values.back() > values.front()))
+        fall = QStringLiteral("; the last is not above the first");
+    return {fall.isEmpty(), texts.join(QStringLiteral(" → ")) + fall};
 }
 
-ClaimVerdict every_epoch(const LessonClaim& claim, const RunRecord& a, const RunRecord* b) {
-    const std::map<int, double> mine = epoch_values(claim.metric, a);
-    const std::map<int, double> theirs = b ? epoch_values(claim.metric, *b) : mine;
+// The claim on one value per named run, in claim.runs order.
+Comparison judge(const LessonClaim& claim, const std::vector<double>& values,
+                 const std::vector<const RunRecord*>& named) {
+    if (claim.relation == ClaimRelation::RisesOver)
+        return rise(claim, values, named);
+    return compare(claim, values[0], values.size() > 1 ? values[1] : 0.0);
+}
+
+// An epoch_* claim: it must hold at each epoch in its range that every named run reached.
+ClaimVerdict every_epoch(const LessonClaim& claim, const std::vector<const RunRecord*>& named) {
+    std::vector<std::map<int, double>> by_run;
+    for (const RunRecord* run : named)
+        by_run.push_back(epoch_values(claim.metric, *run));
     int compared = 0, last = 0;
-    for (const auto& [epoch, value] : mine) {
-        if (epoch < claim.from_epoch || (claim.to_epoch > 0 && epoch > claim.to_epoch) ||
-            !theirs.contains(epoch))
+    QString last_text;
+    for (const auto& [epoch, first_value] : by_run.front()) {
+        if (epoch < claim.from_epoch || (claim.to_epoch > 0 && epoch > claim.to_epoch))
             continue;
-        const Comparison comparison = compare(claim, value, theirs.at(epoch));
+        std::vector<double> values;
+        for (const std::map<int, double>& run_values : by_run)
+            if (const auto it = run_values.find(epoch); it != run_values.end())
+                values.push_back(it->second);
+        if (values.size() < by_run.size())
+            continue;
+        const Comparison comparison = judge(claim, values, named);
         if (!comparison.holds)
             return verdict(false, QStringLiteral("epoch %1: %2").arg(epoch).arg(comparison.text));
         ++compared;
         last = epoch;
+        last_text = comparison.text;
     }
     if (compared == 0)
         return verdict(false,
                        QStringLiteral("no epoch from %1 on to compare").arg(claim.from_epoch));
-    const QString epochs = last == claim.from_epoch
-                               ? QStringLiteral("at epoch %1").arg(last)
-                               : QStringLiteral("at each of epochs %1-%2; at epoch %2")
-                                     .arg(claim.from_epoch)
-                                     .arg(last);
-    return verdict(true, QStringLiteral("%1: %2").arg(
-                             epochs, compare(claim, mine.at(last), theirs.at(last)).text));
+    const QString epochs = compared == 1 ? QStringLiteral("at epoch %1").arg(last)
+                                         : QStringLiteral("at each of epochs %1-%2; at epoch %2")
+                                               .arg(claim.from_epoch)
+                                               .arg(last);
+    return verdict(true, QStringLiteral("%1: %2").arg(epochs, last_text));
+}
+
+// For a throughput claim, the runs it measured that other programs disturbed (RunRecord::
+// disturbed()), and the 1-device run an efficiency was measured against: "; other programs used
+// 45% of the cores during “2 devices”: its images/s are not the engine's alone".
+QString disturbance_text(const LessonClaim& claim, const RunCollection& runs,
+                         const std::vector<const RunRecord*>& named) {
+    if (claim.metric != ClaimMetric::ImagesPerSecond &&
+        claim.metric != ClaimMetric::ScalingEfficiency)
+        return {};
+    std::vector<const RunRecord*> measured = named;
+    if (claim.metric == ClaimMetric::ScalingEfficiency)
+        for (const RunRecord* run : named)
+            if (const auto efficiency = scaling_efficiency(runs, run->id);
+                efficiency && efficiency->baseline_id != 0)
+                measured.push_back(runs.find(efficiency->baseline_id));
+    QString text;
+    for (const RunRecord* run : measured)
+        if (run->disturbed())
+            text += QStringLiteral(
+                        "; other programs used %1% of the cores during “%2”: its "
+                        "images/s are not the engine's alone")
+                        .arg(std::lround(*run->other_programs_share() * 100.0))
+                        .arg(run->name);
+    return text;
 }
 
 // Why a run that ended cannot be judged, or nothing when it can.
@@ -223,15 +255,13 @@ ClaimVerdict evaluate_claim(const LessonClaim& claim, const RunCollection& runs,
                                 run->state == RunState::Diverged ? QStringLiteral(": it diverged")
                                                                  : QString()));
     }
-    if (claim.relation == ClaimRelation::RisesOver)
-        return rises_over(claim, runs, named);
-    const RunRecord* other = named.size() > 1 ? named[1] : nullptr;
     if (per_epoch(claim.metric))
-        return every_epoch(claim, *named[0], other);
-    const double a = *run_value(claim.metric, runs, *named[0]);
-    const double b = other ? *run_value(claim.metric, runs, *other) : 0.0;
-    const Comparison comparison = compare(claim, a, b);
-    return verdict(comparison.holds, comparison.text);
+        return every_epoch(claim, named);
+    std::vector<double> values;
+    for (const RunRecord* run : named)
+        values.push_back(*run_value(claim.metric, runs, *run));
+    const Comparison comparison = judge(claim, values, named);
+    return verdict(comparison.holds, comparison.text + disturbance_text(claim, runs, named));
 }
 
 }  // namespace scalelab

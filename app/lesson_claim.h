@@ -83,7 +83,8 @@ struct ClaimVerdict {
 // Checks `claim` on the lesson's runs: `run_ids[i]` is the id in `runs` of lesson run i (0 when
 // it was not started). Pending while a run it names is queued or running; Failed, saying why,
 // when a run it names did not end well (failed, cancelled, diverged where the metric needs a
-// finite value) or lacks the metric; otherwise Held or Failed with the values.
+// finite value) or lacks the metric; otherwise Held or Failed with the values. A throughput
+// claim's text names any run it measured that other programs disturbed.
 ClaimVerdict evaluate_claim(const LessonClaim& claim, const RunCollection& runs,
                             const std::vector<int>& run_ids);
 

@@ -5,6 +5,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QScrollArea>
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
@@ -58,6 +59,7 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     claims_->setWordWrap(true);
     claims_->setTextFormat(Qt::RichText);
     claims_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    claims_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
 
     run_button_ = new QPushButton(tr("Run lesson"));
     run_button_->setObjectName(QStringLiteral("runLessonButton"));
@@ -87,7 +89,13 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     layout->addWidget(run_button_);
     layout->addWidget(view_buttons_);
     layout->addWidget(run_list_, 1);
-    layout->addWidget(claims_);
+    // The claims share the height left with the run list, and scroll on a small screen.
+    claims_area_ = new QScrollArea;
+    claims_area_->setWidget(claims_);
+    claims_area_->setWidgetResizable(true);
+    claims_area_->setFrameShape(QFrame::NoFrame);
+    claims_area_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    layout->addWidget(claims_area_, 1);
 
     refresh_timer_.setSingleShot(true);
     refresh_timer_.setInterval(refresh_interval_ms);
@@ -102,7 +110,7 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     explanation_->setText(tr("Open one from the Lessons menu."));
     setting_->hide();
     assessment_->hide();
-    claims_->hide();
+    claims_area_->hide();
     run_button_->setEnabled(false);
 }
 
@@ -169,7 +177,7 @@ void LessonPanel::showClaims() {
                 .arg(mark, lesson_->claims[i].text.toHtmlEscaped(), verdict.text.toHtmlEscaped());
     }
     claims_->setText(html);
-    claims_->setVisible(!verdicts.empty());
+    claims_area_->setVisible(!verdicts.empty());
 }
 
 void LessonPanel::setRunIds(std::vector<int> ids) {

@@ -11,6 +11,7 @@
 
 class QLabel;
 class QPushButton;
+class QScrollArea;
 class QTreeWidget;
 
 namespace scalelab {
@@ -68,6 +69,7 @@ class LessonPanel : public QWidget {
     QLabel* setting_ = nullptr;
     QLabel* assessment_ = nullptr;
     QLabel* claims_ = nullptr;  // "What this lesson claims", each with its verdict
+    QScrollArea* claims_area_ = nullptr;
     QWidget* view_buttons_ = nullptr;
     QPushButton* run_button_ = nullptr;
     QTreeWidget* run_list_ = nullptr;

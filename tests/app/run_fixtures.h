@@ -86,4 +86,12 @@ inline RunRecord fixture_run(const RunSpec& spec, const QString& name, double im
     return run;
 }
 
+// `run` as if it had trained with `threads` threads per device (RunSpec::threads, and what its
+// RunInfo reports).
+inline RunRecord with_threads(RunRecord run, int threads) {
+    run.spec.threads = threads;
+    run.info.threads_per_device = threads;
+    return run;
+}
+
 }  // namespace scalelab::testing

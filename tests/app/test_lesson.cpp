@@ -7,6 +7,8 @@
 #include <initializer_list>
 #include <map>
 #include <set>
+#include <utility>
+#include <vector>
 
 #include "lesson.h"
 #include "lesson_library.h"
@@ -431,56 +433,41 @@ class TestLesson : public QObject {
     }
 
     void badClaimsAreRefusedWithTheirLine() {
-        const auto with_claim = [](const char* claim) {
+        // Each claim alone, on line 17 of the lesson, and what its message must say.
+        const std::vector<std::pair<const char*, const char*>> cases{
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "medium", "at_most": 1})",
+             "bad.json:17: field 'expect[0].run': unknown run: name one of the lesson's runs, "
+             "\"small\", \"large\""},
+            {R"({"claim": "x", "metric": "train_loss", "run": "small", "at_most": 1})",
+             "bad.json:17: field 'expect[0].metric': unknown metric: choose one of "
+             "\"final_train_loss\""},
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "small"})",
+             "field 'expect[0]': needs exactly one of \"within\""},
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "within": 0.1})",
+             "field 'expect[0]': \"within\" needs \"of\""},
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "better_than": "large", "by": -1})",
+             "bad.json:17: field 'expect[0].by': must be a number from 0"},
+            {R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small"]})",
+             "field 'expect[0].rises_over': must list at least two runs"},
+            {R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small", "big"]})",
+             "field 'expect[0].rises_over[1]': unknown run"},
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "from_epoch": 2})",
+             "field 'expect[0].from_epoch': applies to the epoch_* metrics only"},
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "tolerance": 2})",
+             "field 'expect[0].tolerance': does not go with this claim's relation"},
+            {R"({"metric": "final_train_loss", "run": "small", "at_most": 1})",
+             "field 'expect[0]': needs a \"claim\""},
+            {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "why": 1})",
+             "field 'expect[0].why': unknown key"},
+            {R"("large beats small")", "bad.json:17: field 'expect[0]': must be an object"},
+        };
+        for (const auto& [claim, expected] : cases) {
             QByteArray json = valid_lesson();
             json.replace("  ]\n}", QByteArray("  ],\n  \"expect\": [\n    ") + claim + "\n  ]\n}");
-            return error_of(json);
-        };
-        // The claim sits on line 17.
-        QString error = with_claim(
-            R"({"claim": "x", "metric": "final_train_loss", "run": "medium", "at_most": 1})");
-        QVERIFY2(error.contains("bad.json:17: field 'expect[0].run': unknown run: name one of the "
-                                "lesson's runs, \"small\", \"large\""),
-                 qPrintable(error));
-        error =
-            with_claim(R"({"claim": "x", "metric": "train_loss", "run": "small", "at_most": 1})");
-        QVERIFY2(error.contains("bad.json:17: field 'expect[0].metric': unknown metric: choose one "
-                                "of \"final_train_loss\""),
-                 qPrintable(error));
-        error = with_claim(R"({"claim": "x", "metric": "final_train_loss", "run": "small"})");
-        QVERIFY2(error.contains("field 'expect[0]': needs exactly one of \"within\""),
-                 qPrintable(error));
-        error = with_claim(
-            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "within": 0.1})");
-        QVERIFY2(error.contains("field 'expect[0]': \"within\" needs \"of\""), qPrintable(error));
-        error = with_claim(
-            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "better_than": "large", "by": -1})");
-        QVERIFY2(error.contains("bad.json:17: field 'expect[0].by': must be a number from 0"),
-                 qPrintable(error));
-        error =
-            with_claim(R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small"]})");
-        QVERIFY2(error.contains("field 'expect[0].rises_over': must list at least two runs"),
-                 qPrintable(error));
-        error = with_claim(
-            R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small", "big"]})");
-        QVERIFY2(error.contains("field 'expect[0].rises_over[1]': unknown run"), qPrintable(error));
-        error = with_claim(
-            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "from_epoch": 2})");
-        QVERIFY2(
-            error.contains("field 'expect[0].from_epoch': applies to the epoch_* metrics only"),
-            qPrintable(error));
-        error = with_claim(
-            R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "tolerance": 2})");
-        QVERIFY2(
-            error.contains("field 'expect[0].tolerance': does not go with this claim's relation"),
-            qPrintable(error));
-        error =
-            with_claim(R"({"metric": "final_train_loss", "run": "small", "at_most": 1, "why": 1})");
-        QVERIFY2(error.contains("field 'expect[0]': needs a \"claim\""), qPrintable(error));
-        QVERIFY2(error.contains("field 'expect[0].why': unknown key"), qPrintable(error));
-        error = with_claim(R"("large beats small")");
-        QVERIFY2(error.contains("bad.json:17: field 'expect[0]': must be an object"),
-                 qPrintable(error));
+            const QString error = error_of(json);
+            QVERIFY2(error.contains(QString::fromUtf8(expected)),
+                     qPrintable(claim + (" -> " + error)));
+        }
     }
 
     void theAssessmentAloneSetsTheEarlyStop() {

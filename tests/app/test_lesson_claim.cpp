@@ -129,6 +129,23 @@ class TestLessonClaim : public QObject {
         QCOMPARE(evaluate_claim(rises, runs, ids).outcome, ClaimOutcome::Failed);
     }
 
+    void risesOverAnEpochMetricHoldsAtEveryEpoch() {
+        RunController controller;
+        RunCollection runs(controller);
+        const std::vector<int> ids{runs.add(run_with_losses("b16", {0.50, 0.30})),
+                                   runs.add(run_with_losses("b64", {0.55, 0.29})),
+                                   runs.add(run_with_losses("b2048", {0.90, 0.40}))};
+        LessonClaim rises =
+            claim(ClaimMetric::EpochTrainLoss, ClaimRelation::RisesOver, {0, 1, 2}, 0.05);
+        QCOMPARE(evaluate_claim(rises, runs, ids).outcome, ClaimOutcome::Held);
+        QCOMPARE(evaluate_claim(rises, runs, ids).text,
+                 QStringLiteral("at each of epochs 1-2; at epoch 2: 0.300 → 0.290 → 0.400"));
+        rises.value = 0.01;  // 0.30 -> 0.29 at epoch 2 is a 3.3% fall
+        QCOMPARE(
+            evaluate_claim(rises, runs, ids).text,
+            QStringLiteral("epoch 2: 0.300 → 0.290 → 0.400; falls −3.3% to “b64” (at most 1%)"));
+    }
+
     void atLeastAndAtMost() {
         RunController controller;
         RunCollection runs(controller);
@@ -154,6 +171,16 @@ class TestLessonClaim : public QObject {
             claim(ClaimMetric::ScalingEfficiency, ClaimRelation::AtLeast, {1}, 0.8);
         QCOMPARE(evaluate_claim(efficient, runs, ids).text, QStringLiteral("85% (at least 80%)"));
         QCOMPARE(evaluate_claim(efficient, runs, ids).outcome, ClaimOutcome::Held);
+        // A disturbed baseline is named: the figure is not the engine's alone.
+        RunRecord busy = fixture_run(fixture_spec(1), "busy 1", 1000, {0.8});
+        busy.epochs.back().other_programs_share = 0.5;
+        RunController other_controller;
+        RunCollection disturbed(other_controller);
+        const std::vector<int> disturbed_ids{
+            disturbed.add(busy), disturbed.add(fixture_run(fixture_spec(2), "2", 1700, {0.8}))};
+        QCOMPARE(evaluate_claim(efficient, disturbed, disturbed_ids).text,
+                 QStringLiteral("85% (at least 80%); other programs used 50% of the cores during "
+                                "“busy 1”: its images/s are not the engine's alone"));
         // The 1-device run has no efficiency.
         const LessonClaim of_one =
             claim(ClaimMetric::ScalingEfficiency, ClaimRelation::AtLeast, {0}, 0.8);

@@ -13,6 +13,7 @@ using scalelab::RunState;
 using scalelab::ScalingGroup;
 using scalelab::testing::fixture_run;
 using scalelab::testing::fixture_spec;
+using scalelab::testing::with_threads;
 
 class TestRunComparison : public QObject {
     Q_OBJECT
@@ -116,10 +117,7 @@ class TestRunComparison : public QObject {
     void only_runs_with_the_same_threads_per_device_compare() {
         RunController controller;
         RunCollection runs(controller);
-        RunRecord two_threads = fixture_run(fixture_spec(1), "1 × 2 threads", 1500, {0.8});
-        two_threads.spec.threads = 2;
-        two_threads.info.threads_per_device = 2;
-        runs.add(two_threads);
+        runs.add(with_threads(fixture_run(fixture_spec(1), "1 × 2 threads", 1500, {0.8}), 2));
         const int two = runs.add(fixture_run(fixture_spec(2), "2 × 1 thread", 1800, {0.8}));
         QVERIFY(!scalelab::scaling_efficiency(runs, two)->value);
         // The same threads on a machine of another size is another machine.
@@ -229,14 +227,8 @@ class TestRunComparison : public QObject {
         RunCollection runs(controller);
         runs.add(fixture_run(fixture_spec(1), "1", 1000, {0.8}));
         runs.add(fixture_run(fixture_spec(2), "2", 1800, {0.8}));
-        RunRecord two_threads = fixture_run(fixture_spec(2), "2 × 2", 3000, {0.8});
-        two_threads.spec.threads = 2;
-        two_threads.info.threads_per_device = 2;
-        runs.add(two_threads);
-        RunRecord four_threads = fixture_run(fixture_spec(4), "4 × 2", 5000, {0.8});
-        four_threads.spec.threads = 2;
-        four_threads.info.threads_per_device = 2;
-        runs.add(four_threads);
+        runs.add(with_threads(fixture_run(fixture_spec(2), "2 × 2", 3000, {0.8}), 2));
+        runs.add(with_threads(fixture_run(fixture_spec(4), "4 × 2", 5000, {0.8}), 2));
         const std::vector<ScalingGroup> groups = scalelab::scaling_groups(runs);
         QCOMPARE(groups.size(), std::size_t(2));
         QVERIFY(groups[0].has_baseline());

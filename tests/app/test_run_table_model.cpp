@@ -16,6 +16,7 @@ using scalelab::RunTableModel;
 using scalelab::testing::fixture_run;
 using scalelab::testing::fixture_spec;
 using scalelab::testing::short_synthetic_run;
+using scalelab::testing::with_threads;
 
 namespace {
 
@@ -151,10 +152,7 @@ class TestRunTableModel : public QObject {
         RunCollection runs(controller);
         const int base = runs.add(fixture_run(fixture_spec(1), "base", 1000, {0.8}));
         runs.add(fixture_run(fixture_spec(2), "same unit", 1800, {0.8}));
-        RunRecord two_threads = fixture_run(fixture_spec(1), "2 threads", 1500, {0.8});
-        two_threads.spec.threads = 2;
-        two_threads.info.threads_per_device = 2;
-        runs.add(two_threads);
+        runs.add(with_threads(fixture_run(fixture_spec(1), "2 threads", 1500, {0.8}), 2));
         runs.setBaseline(base);
         RunTableModel model(runs);
         QCOMPARE(text(model, 1, RunTableModel::ImagesPerSecondColumn),
@@ -168,10 +166,7 @@ class TestRunTableModel : public QObject {
     void no_efficiency_without_a_matching_one_device_run() {
         RunController controller;
         RunCollection runs(controller);
-        RunRecord two_threads = fixture_run(fixture_spec(1), "one, 2 threads", 1500, {0.8});
-        two_threads.spec.threads = 2;
-        two_threads.info.threads_per_device = 2;
-        runs.add(two_threads);
+        runs.add(with_threads(fixture_run(fixture_spec(1), "one, 2 threads", 1500, {0.8}), 2));
         runs.add(fixture_run(fixture_spec(2), "two", 1860, {0.8}));
         RunSpec shared_spec = fixture_spec(2);
         shared_spec.threads = 0;
