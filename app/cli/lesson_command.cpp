@@ -6,6 +6,7 @@
 #include <QDir>
 #include <QElapsedTimer>
 
+#include <csignal>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -181,7 +182,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
     });
 
     // Ctrl-C stops the runs; the collection is touched on its own thread only.
-    InterruptWatcher interrupt_watcher([&collection] {
+    InterruptWatcher interrupt_watcher([&collection](int) {
         QMetaObject::invokeMethod(&collection, [&collection] { collection.stopAll(); });
     });
     app.exec();
@@ -197,7 +198,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
         if (run->state == RunState::Failed)
             exit_code = exit_failed;
         else if (run->state == RunState::Cancelled && exit_code == exit_ok)
-            exit_code = exit_cancelled;
+            exit_code = interrupt_watcher.received() == SIGTERM ? exit_terminated : exit_cancelled;
     }
     if (!print_claims(lesson, collection, ids) && exit_code == exit_ok)
         exit_code = exit_failed;

@@ -126,7 +126,7 @@ std::string lesson_help() {
         "\n"
         "Exit codes: 0 every run ended (a run that diverges is a lesson's outcome, not an\n"
         "error), 1 a run failed or a claim of the lesson did not hold, 2 bad input (nothing\n"
-        "run), 130 cancelled (Ctrl-C).");
+        "run), 130 cancelled (Ctrl-C), 143 cancelled by SIGTERM.");
 }
 
 }  // namespace scalelab::cli

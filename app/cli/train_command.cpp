@@ -8,6 +8,7 @@
 #include <QStringList>
 
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -38,7 +39,8 @@ constexpr const char* train_help_command = "scalelab-cli train --help";
 // What a run store's error adds: where to look, or how to do without one.
 constexpr const char* train_store_advice = "check --store, or train with --no-store";
 
-int exit_code_for(RunStatus status) {
+// `signal`: what cancelled the run (InterruptWatcher::received()), 0 for none.
+int exit_code_for(RunStatus status, int signal) {
     switch (status) {
         case RunStatus::Finished:
         case RunStatus::ReachedTarget:
@@ -46,7 +48,7 @@ int exit_code_for(RunStatus status) {
         case RunStatus::Diverged:
             return exit_diverged;
         case RunStatus::Cancelled:
-            return exit_cancelled;
+            return signal == SIGTERM ? exit_terminated : exit_cancelled;
         case RunStatus::Failed:
             return exit_failed;
     }
@@ -177,14 +179,15 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
     }
     if (guard)
         guard->guard(*trainer);
-    InterruptWatcher interrupt_watcher([&trainer] {
-        spdlog::warn("interrupted: stopping before the next step (Ctrl-C again to quit now)");
+    InterruptWatcher interrupt_watcher([&trainer](int signal) {
+        spdlog::warn("{}: stopping before the next step (the same signal again quits now)",
+                     signal == SIGTERM ? "terminated" : "interrupted");
         trainer->cancel();
     });
     print_run_header(spec, data);  // after the watcher: from this line on, Ctrl-C cancels
     const RunEnd end = trainer->run();
     if (!recorder)
-        return {exit_code_for(end.status), 0};
+        return {exit_code_for(end.status, interrupt_watcher.received()), 0};
 
     recorder->flush();
     if (const auto reason = recorder->failure()) {
@@ -195,7 +198,7 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
     }
     fmt::print("recorded as run {} in {} (scalelab-cli runs show {})\n", run_id,
                QDir::toNativeSeparators(store->path()).toStdString(), run_id);
-    return {exit_code_for(end.status), run_id};
+    return {exit_code_for(end.status, interrupt_watcher.received()), run_id};
 }
 
 }  // namespace scalelab::cli

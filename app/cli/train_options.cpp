@@ -495,7 +495,7 @@ std::string train_help() {
         "  scalelab-cli train --name baseline --tag sweep-1 --store lab.sqlite\n"
         "\n"
         "Exit codes: 0 finished or reached the target, 1 failed, 2 bad input (nothing run),\n"
-        "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C).");
+        "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C), 143 cancelled by SIGTERM.");
 }
 
 }  // namespace scalelab::cli

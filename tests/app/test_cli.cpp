@@ -842,23 +842,36 @@ class TestCli : public QObject {
         QCOMPARE(std::int64_t(losses), stored);
     }
 
-    void ctrl_c_cancels_with_exit_130() {
+    // Ctrl-C (SIGINT) and SIGTERM (kill, systemd, Slurm) both cancel the run, which ends as
+    // cancelled with its end row and store entry written; the exit code says which it was.
+    void a_signal_cancels_and_records_the_run_data() {
+        QTest::addColumn<int>("signal");
+        QTest::addColumn<int>("exit_code");
+        QTest::newRow("SIGINT") << int(SIGINT) << 130;
+        QTest::newRow("SIGTERM") << int(SIGTERM) << 143;
+    }
+
+    void a_signal_cancels_and_records_the_run() {
+        QFETCH(int, signal);
+        QFETCH(int, exit_code);
         QTemporaryDir dir;
         const QString metrics = dir.filePath("m.jsonl");
         QProcess process;
-        process.start(SCALELAB_CLI_PATH,
-                      {"train", "--dataset", "synthetic", "--model", "mlp", "--epochs", "1000",
-                       "--batch", "16", "--metrics-out", metrics});
-        // The header line is printed once Ctrl-C cancels the run instead of killing it.
+        process.start(SCALELAB_CLI_PATH, {"train", "--dataset", "synthetic", "--model", "mlp",
+                                          "--epochs", "1000", "--batch", "16", "--metrics-out",
+                                          metrics, "--store", dir.filePath("runs.sqlite")});
+        // The header line is printed once a signal cancels the run instead of killing it.
         QVERIFY(process.waitForReadyRead(60'000));
         QVERIFY(QString(process.readLine()).startsWith("training"));
-        ::kill(pid_t(process.processId()), SIGINT);
+        ::kill(pid_t(process.processId()), signal);
         QVERIFY(process.waitForFinished(60'000));
         QCOMPARE(process.exitStatus(), QProcess::NormalExit);
-        QCOMPARE(process.exitCode(), 130);
+        QCOMPARE(process.exitCode(), exit_code);
         const QList<QJsonObject> rows = read_rows(metrics);
         QVERIFY(!rows.isEmpty());
         QCOMPARE(rows.back()["status"].toString(), QString("cancelled"));
+        const auto store = scalelab::RunStore::open(dir.filePath("runs.sqlite"));
+        QCOMPARE(store->list_runs().front().state, scalelab::RunState::Cancelled);
     }
 };
 
