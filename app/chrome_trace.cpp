@@ -4,12 +4,12 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QObject>
-#include <QSaveFile>
 
 #include <algorithm>
 #include <vector>
 
 #include "time_breakdown.h"
+#include "whole_file_writer.h"
 
 namespace scalelab {
 
@@ -93,14 +93,12 @@ bool write_chrome_trace(const QString& path, const RunRecord& run, std::int64_t 
                          .arg(QDir::toNativeSeparators(path), reason);
         return false;
     };
-    // QSaveFile: a failure leaves an existing file as it was.
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(file.errorString());
-    file.write(chrome_trace(run, first_step, last_step).toJson(QJsonDocument::Compact));
-    if (!file.commit())
-        return fail(file.errorString());
-    return true;
+    // Whole or not at all: a failure leaves an existing file as it was.
+    const QByteArray document =
+        chrome_trace(run, first_step, last_step).toJson(QJsonDocument::Compact);
+    const QString reason = write_whole_file(
+        path, [&](QIODevice& device) { return device.write(document) == document.size(); });
+    return reason.isEmpty() || fail(reason);
 }
 
 }  // namespace scalelab

@@ -4,7 +4,6 @@
 #include <QJsonArray>
 #include <QJsonObject>
 #include <QLocale>
-#include <QSaveFile>
 
 #include <algorithm>
 #include <functional>
@@ -14,6 +13,7 @@
 #include "run_comparison.h"
 #include "run_spec_json.h"
 #include "store_json.h"
+#include "whole_file_writer.h"
 
 namespace scalelab {
 
@@ -88,28 +88,19 @@ QJsonObject run_json(const RunCollection& runs, const RunRecord& run) {
             {QStringLiteral("metrics"), metrics_json(run)}};
 }
 
-// Writes through a QSaveFile, so that a failure leaves an existing file as it was.
+// Writes whole or not at all (write_whole_file): a failure leaves an existing file as it was.
 bool save_text(const QString& path, QString* error,
                const std::function<void(QTextStream&)>& write) {
-    const auto fail = [&](const QString& reason) {
-        if (error != nullptr)
-            *error = QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
-                         .arg(QDir::toNativeSeparators(path), reason);
-        return false;
-    };
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly | QIODevice::Text))
-        return fail(file.errorString());
-    QTextStream out(&file);
-    write(out);
-    out.flush();
-    if (out.status() != QTextStream::Ok) {
-        file.cancelWriting();
-        return fail(file.errorString());
-    }
-    if (!file.commit())
-        return fail(file.errorString());
-    return true;
+    const QString reason = write_whole_file(path, [&](QIODevice& device) {
+        QTextStream out(&device);
+        write(out);
+        out.flush();
+        return out.status() == QTextStream::Ok;
+    });
+    if (!reason.isEmpty() && error != nullptr)
+        *error = QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
+                     .arg(QDir::toNativeSeparators(path), reason);
+    return reason.isEmpty();
 }
 
 }  // namespace

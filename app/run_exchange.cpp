@@ -6,7 +6,6 @@
 #include <QJsonObject>
 #include <QJsonParseError>
 #include <QLocale>
-#include <QSaveFile>
 
 #include <array>
 #include <cmath>
@@ -19,6 +18,7 @@
 #include "metrics_export.h"
 #include "run_spec_json.h"
 #include "store_json.h"
+#include "whole_file_writer.h"
 
 namespace scalelab {
 
@@ -437,13 +437,12 @@ QByteArray export_runs(const RunStore& store, const std::vector<std::int64_t>& i
 bool save_exchange(const RunStore& store, const std::vector<std::int64_t>& ids, const QString& path,
                    QString* error) {
     const QByteArray document = export_runs(store, ids);
-    QSaveFile file(path);
-    if (file.open(QIODevice::WriteOnly) && file.write(document) == document.size() && file.commit())
-        return true;
-    if (error != nullptr)
+    const QString reason = write_whole_file(
+        path, [&](QIODevice& device) { return device.write(document) == document.size(); });
+    if (!reason.isEmpty() && error != nullptr)
         *error = QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
-                     .arg(QDir::toNativeSeparators(path), file.errorString());
-    return false;
+                     .arg(QDir::toNativeSeparators(path), reason);
+    return reason.isEmpty();
 }
 
 std::vector<RunWithMetrics> parse_exchange(const QByteArray& document) {

@@ -5,14 +5,15 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QPainter>
-#include <QSaveFile>
 #include <QSvgGenerator>
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "chart_grid.h"
 #include "chart_surface.h"
+#include "whole_file_writer.h"
 
 namespace scalelab {
 
@@ -65,29 +66,12 @@ void paint(QPainter& painter, const std::vector<Placed>& charts) {
         placed.chart->render(painter, placed.area);
 }
 
-// Opens `file` for writing, or says why it cannot be written.
-bool open_for_writing(QSaveFile& file, QString* error) {
-    const QString path = file.fileName();
+// Writes `path` whole or not at all (write_whole_file), or says why it could not.
+bool write_file(const QString& path, QString* error, const std::function<bool(QIODevice&)>& write) {
     if (path.isEmpty())
         return fail(error, tr("No file name given for the export."));
-    const QFileInfo folder(QFileInfo(path).absolutePath());
-    if (!folder.isDir())
-        return fail(
-            error,
-            tr("Cannot write %1: the folder %2 does not exist.").arg(path, folder.filePath()));
-    if (!folder.isWritable())
-        return fail(
-            error,
-            tr("Cannot write %1: the folder %2 is not writable.").arg(path, folder.filePath()));
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(error, tr("Cannot write %1: %2.").arg(path, file.errorString()));
-    return true;
-}
-
-bool commit(QSaveFile& file, QString* error) {
-    if (!file.commit())
-        return fail(error, tr("Cannot write %1: %2.").arg(file.fileName(), file.errorString()));
-    return true;
+    const QString reason = write_whole_file(path, write);
+    return reason.isEmpty() || fail(error, tr("Cannot write %1: %2.").arg(path, reason));
 }
 
 bool write_png(const std::vector<Placed>& charts, const QString& path, int scale, QString* error) {
@@ -103,30 +87,23 @@ bool write_png(const std::vector<Placed>& charts, const QString& path, int scale
     paint(painter, charts);
     painter.end();
 
-    QSaveFile file(path);
-    if (!open_for_writing(file, error))
-        return false;
-    if (!image.save(&file, "PNG"))
-        return fail(error, tr("Cannot write %1: the PNG encoder failed.").arg(path));
-    return commit(file, error);
+    return write_file(path, error, [&](QIODevice& file) { return image.save(&file, "PNG"); });
 }
 
 bool write_svg(const std::vector<Placed>& charts, const QString& path, QString* error) {
-    QSaveFile file(path);
-    if (!open_for_writing(file, error))
-        return false;
     const QSize size = picture_size(charts);
-    QSvgGenerator svg;
-    svg.setOutputDevice(&file);
-    svg.setSize(size);
-    svg.setViewBox(QRect(QPoint(0, 0), size));
-    svg.setTitle(tr("ScaleLab charts"));
-    QPainter painter;
-    if (!painter.begin(&svg))
-        return fail(error, tr("Cannot write %1: the SVG generator did not start.").arg(path));
-    paint(painter, charts);
-    painter.end();
-    return commit(file, error);
+    return write_file(path, error, [&](QIODevice& file) {
+        QSvgGenerator svg;
+        svg.setOutputDevice(&file);
+        svg.setSize(size);
+        svg.setViewBox(QRect(QPoint(0, 0), size));
+        svg.setTitle(tr("ScaleLab charts"));
+        QPainter painter;
+        if (!painter.begin(&svg))
+            return false;
+        paint(painter, charts);
+        return painter.end();
+    });
 }
 
 }  // namespace

@@ -13,7 +13,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
@@ -39,6 +38,7 @@
 #include "train/run_gpus.h"
 #include "train/run_spec.h"
 #include "wheel_guard.h"
+#include "whole_file_writer.h"
 
 namespace scalelab {
 
@@ -1091,14 +1091,12 @@ bool ExperimentForm::saveConfig(const QString& path, QString* error) const {
                           .arg(unreadable.front().field, unreadable.front().message));
         return false;
     }
-    QSaveFile file(path);
-    if (!file.open(QIODevice::WriteOnly)) {
-        report(error, tr("cannot write %1: %2").arg(path, file.errorString()));
-        return false;
-    }
-    file.write(QJsonDocument(run_spec_to_json(current)).toJson(QJsonDocument::Indented));
-    if (!file.commit()) {
-        report(error, tr("cannot write %1: %2").arg(path, file.errorString()));
+    const QByteArray json =
+        QJsonDocument(run_spec_to_json(current)).toJson(QJsonDocument::Indented);
+    const QString reason =
+        write_whole_file(path, [&](QIODevice& file) { return file.write(json) == json.size(); });
+    if (!reason.isEmpty()) {
+        report(error, tr("cannot write %1: %2").arg(path, reason));
         return false;
     }
     return true;

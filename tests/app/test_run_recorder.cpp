@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "file_size_limit.h"
 #include "run_recorder.h"
 #include "run_store.h"
 #include "short_runs.h"
@@ -32,6 +33,7 @@ using scalelab::StepMetrics;
 using scalelab::StoredRun;
 using scalelab::StoreError;
 using scalelab::TargetReached;
+using scalelab::testing::FileSizeLimit;
 using scalelab::testing::short_synthetic_run;
 
 namespace {
@@ -71,29 +73,6 @@ EpochMetrics epoch_metrics(int epoch, int steps_per_epoch, double val_accuracy) 
     metrics.steady_images_per_s = 6000.0 + epoch;
     return metrics;
 }
-
-// Sets a process-wide limit on the size of the files it writes, as a full disk would, until it
-// goes. A write past the limit fails (EFBIG) instead of raising SIGXFSZ.
-class FileSizeLimit {
-  public:
-    explicit FileSizeLimit(rlim_t bytes) {
-        previous_signal_ = std::signal(SIGXFSZ, SIG_IGN);
-        getrlimit(RLIMIT_FSIZE, &previous_);
-        rlimit limit = previous_;
-        limit.rlim_cur = bytes;
-        setrlimit(RLIMIT_FSIZE, &limit);
-    }
-    ~FileSizeLimit() {
-        setrlimit(RLIMIT_FSIZE, &previous_);
-        std::signal(SIGXFSZ, previous_signal_);
-    }
-    FileSizeLimit(const FileSizeLimit&) = delete;
-    FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-
-  private:
-    rlimit previous_{};
-    void (*previous_signal_)(int) = nullptr;
-};
 
 // What on_failure saw, from the writer thread.
 struct Failures {

@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "../../common/spinning_child.h"
+#include "spinning_child.h"
 #include "train/cpu_contention.h"
 
 using scalelab::CoreBusy;

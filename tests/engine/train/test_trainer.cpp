@@ -5,10 +5,10 @@
 #include <stdexcept>
 #include <thread>
 
-#include "../../common/spinning_child.h"
 #include "data/synthetic.h"
 #include "error.h"
 #include "recording_sink.h"
+#include "spinning_child.h"
 #include "train/cpu_contention.h"
 #include "train/device_threads.h"
 #include "train/trainer.h"

@@ -1,0 +1,68 @@
+#include "whole_file_writer.h"
+
+#include <QDir>
+#include <QFileInfo>
+#include <QSaveFile>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace scalelab {
+
+namespace {
+
+// Why `path`, which exists, cannot be replaced by a file; empty for a regular file.
+QString not_a_regular_file(const QFileInfo& info) {
+    if (info.isFile())
+        return {};
+    if (info.isDir())
+        return QStringLiteral("it is a folder");
+    return QStringLiteral(
+        "it is not a regular file (a device, a pipe or a socket), and writing "
+        "would replace it");
+}
+
+}  // namespace
+
+QString write_whole_file(const QString& path, const std::function<bool(QIODevice&)>& write) {
+    const auto failure = [](const QString& reason) { return reason; };
+    if (path.isEmpty())
+        return QStringLiteral("no file name was given");
+    const QFileInfo target(path);
+    if (target.exists() || target.isSymLink())
+        if (const QString why = not_a_regular_file(target); !why.isEmpty())
+            return failure(why);
+    const QFileInfo folder(target.absolutePath());
+    if (!folder.isDir())
+        return failure(QStringLiteral("the folder %1 does not exist")
+                           .arg(QDir::toNativeSeparators(folder.filePath())));
+
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return failure(file.errorString());
+    // The device's own error, read before cancelWriting() replaces it with "canceled".
+    const auto cancel = [&](const QString& reason) {
+        file.cancelWriting();
+        return failure(reason);
+    };
+    // A write the system cut short (a full disk, a file size limit) may leave QSaveFile without
+    // an error of its own: errno then holds the system's reason.
+    errno = 0;
+    const bool written = write(file);
+    const int write_errno = errno;
+    if (!written || file.error() != QFileDevice::NoError)
+        return cancel(file.error() != QFileDevice::NoError ? file.errorString()
+                      : write_errno != 0 ? QString::fromLocal8Bit(std::strerror(write_errno))
+                                         : QStringLiteral("the write failed"));
+    if (!file.flush())
+        return cancel(file.errorString());
+    if (::fsync(file.handle()) != 0)
+        return cancel(QString::fromLocal8Bit(std::strerror(errno)));
+    if (!file.commit())
+        return failure(file.errorString());
+    return {};
+}
+
+}  // namespace scalelab

@@ -1,0 +1,22 @@
+#pragma once
+
+#include <QIODevice>
+#include <QString>
+
+#include <functional>
+
+namespace scalelab {
+
+// Writes a file whole or not at all, the one way every export and saved file is written:
+//  - a target that exists but is not a regular file (a device such as /dev/full, a folder, a
+//    pipe) is refused: renaming over it would replace it;
+//  - the contents go to a temporary file in the same folder (QSaveFile), which is flushed and
+//    fsynced, and only then renamed over the target, so that a full disk, a write error or a
+//    crash leaves what was there before.
+// `write` writes the contents to the device it is given and returns false when it could not
+// (its stream reported an error). Returns an empty string when the file was written, else the
+// reason, for a message that names the file: "it is a folder", "No space left on device".
+// Follows a symbolic link to a regular file and writes that file.
+QString write_whole_file(const QString& path, const std::function<bool(QIODevice&)>& write);
+
+}  // namespace scalelab
