@@ -222,8 +222,8 @@ bool process_exists(qint64 pid) {
 }
 
 // Refuses, from the bytes alone and before SQLite touches the file, what cannot be a store;
-// creates the folder of a store that does not exist yet.
-void check_file(const QString& path) {
+// for a store that does not exist yet, creates its folder, or refuses when it must exist.
+void check_file(const QString& path, StoreAccess access) {
     using Kind = StoreError::Kind;
     if (path.isEmpty())
         throw StoreError(Kind::Unreadable,
@@ -231,6 +231,12 @@ void check_file(const QString& path) {
                                         "default %1")
                              .arg(RunStore::default_path()));
     const QFileInfo info(path);
+    if (!info.exists() && access == StoreAccess::MustExist)
+        throw StoreError(Kind::Missing,
+                         QStringLiteral("there is no run store at %1: check the file name (runs "
+                                        "are recorded in %2 unless told otherwise)")
+                             .arg(QDir::toNativeSeparators(path),
+                                  QDir::toNativeSeparators(RunStore::default_path())));
     if (!info.exists()) {
         if (!QDir().mkpath(info.absolutePath()))
             throw StoreError(Kind::Unreadable,
@@ -755,8 +761,8 @@ RunStore::RunStore(std::unique_ptr<Connection> connection) : connection_(std::mo
 
 RunStore::~RunStore() = default;
 
-std::unique_ptr<RunStore> RunStore::open(const QString& path) {
-    check_file(path);
+std::unique_ptr<RunStore> RunStore::open(const QString& path, StoreAccess access) {
+    check_file(path, access);
     auto connection = std::make_unique<Connection>(path);
     const int version = connection->check_is_store();
     connection->configure();

@@ -21,6 +21,7 @@ class StoreError : public std::runtime_error {
   public:
     enum class Kind {
         Unreadable,   // no permission, not a file, the folder does not exist
+        Missing,      // no store at the path, opened with StoreAccess::MustExist
         Corrupt,      // not an SQLite database, or one that fails its integrity check
         Locked,       // another process holds a write lock past the busy timeout
         NewerSchema,  // written by a newer ScaleLab: open it with that version
@@ -35,6 +36,10 @@ class StoreError : public std::runtime_error {
   private:
     Kind kind_;
 };
+
+// Whether opening a store may create it: recording does; reading (listing, showing, exporting,
+// deleting runs) never does, so that a mistyped path is an error, not a new empty store.
+enum class StoreAccess { CreateIfMissing, MustExist };
 
 // One value of one curve of one stored run: the `metrics` table's row.
 struct MetricRow {
@@ -87,13 +92,15 @@ class RunStore {
     // The schema this build writes; files with a higher user_version are refused (NewerSchema).
     static constexpr int schema_version = 3;
 
-    // Opens the store at `path`, creating the file (and its folder) when absent and migrating an
+    // Opens the store at `path`, creating the file (and its folder) when absent (unless `access`
+    // is MustExist: then StoreError::Kind::Missing, and nothing is created) and migrating an
     // older schema in one transaction. Marks as Interrupted every run left "running" (or queued)
     // by a process that no longer runs (same host: its pid is gone, or a running run has been
     // silent for ten minutes, its pid reused; another host: no heartbeat for a minute). Checks
     // the file before it writes anything: what is not a store, or is damaged or newer, is left
     // exactly as it was.
-    static std::unique_ptr<RunStore> open(const QString& path);
+    static std::unique_ptr<RunStore> open(const QString& path,
+                                          StoreAccess access = StoreAccess::CreateIfMissing);
     // The user's default store: QStandardPaths::AppDataLocation/runs.sqlite of the GUI
     // (GenericDataLocation/ScaleLab/runs.sqlite, whatever the program's name).
     static QString default_path();

@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QLocale>
 #include <QStringList>
 
@@ -277,10 +278,20 @@ int run_action(RunsAction action, const std::vector<std::string>& args) {
     }
     if (!parsed.problems.empty())
         return report_problems(parsed.problems, help_command(action));
+    const QString path =
+        options.store.empty() ? RunStore::default_path() : QString::fromStdString(options.store);
+    // Only an import writes runs into a store; the other actions read (or delete from) one
+    // that must be there.
+    const StoreAccess access =
+        action == RunsAction::Import ? StoreAccess::CreateIfMissing : StoreAccess::MustExist;
+    if (access == StoreAccess::MustExist && options.store.empty() && action == RunsAction::List &&
+        !QFileInfo::exists(path)) {
+        print(QStringLiteral("No runs recorded yet (there is no run store at %1).\n")
+                  .arg(QDir::toNativeSeparators(path)));
+        return exit_ok;
+    }
     try {
-        const std::unique_ptr<RunStore> store =
-            RunStore::open(options.store.empty() ? RunStore::default_path()
-                                                 : QString::fromStdString(options.store));
+        const std::unique_ptr<RunStore> store = RunStore::open(path, access);
         switch (action) {
             case RunsAction::List:
                 return list_action(*store, options);

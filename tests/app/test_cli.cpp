@@ -582,6 +582,23 @@ class TestCli : public QObject {
         QVERIFY2(r.err.contains(message), qPrintable(r.err));
     }
 
+    // A mistyped --store is an error for the commands that read: none creates a store (or its
+    // folder) and then reports it empty.
+    void read_commands_never_create_a_store() {
+        QTemporaryDir dir;
+        const QString typo = dir.filePath("TYPO/x.sqlite");
+        const QList<QStringList> commands{{"runs", "list"},
+                                          {"runs", "show", "1"},
+                                          {"runs", "export", "1", "-o", dir.filePath("o.json")},
+                                          {"runs", "delete", "1"}};
+        for (const QStringList& command : commands) {
+            const CliResult r = run_cli(command + QStringList{"--store", typo});
+            QVERIFY_EXIT(r, 2);
+            QVERIFY2(r.err.contains("there is no run store at " + typo), qPrintable(r.err));
+            QVERIFY2(!QFileInfo::exists(dir.filePath("TYPO")), qPrintable(command.join(' ')));
+        }
+    }
+
     void trained_run_is_listed_and_shown() {
         QTemporaryDir dir;
         const QString store = dir.filePath("runs.sqlite");
