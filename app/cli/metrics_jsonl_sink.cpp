@@ -48,11 +48,13 @@ void MetricsJsonlSink::on_start(const RunInfo& info) {
                   .add("parameters", std::int64_t(info.parameters))
                   .add("warnings", info.warnings)
                   .str());
-    std::fflush(file_.get());
+    flush();
 }
 
 void MetricsJsonlSink::on_step(const StepMetrics& m) {
     last_lr_ = m.lr;
+    if (!failure_)
+        last_step_ = m.step;
     std::vector<JsonLine> devices;
     devices.reserve(m.devices.size());
     for (std::size_t rank = 0; rank < m.devices.size(); ++rank) {
@@ -93,7 +95,7 @@ void MetricsJsonlSink::on_epoch(const EpochMetrics& m) {
                   .add("other_programs_share", m.other_programs_share)  // null: not measured
                   .add("reached", reached_objects(m.reached))
                   .str());
-    std::fflush(file_.get());
+    flush();
 }
 
 void MetricsJsonlSink::on_end(const RunEnd& end) {
@@ -105,13 +107,26 @@ void MetricsJsonlSink::on_end(const RunEnd& end) {
                   .add("epoch", end.epoch)
                   .add("targets", reached_objects(end.targets))
                   .str());
-    if (std::fflush(file_.get()) != 0 || std::ferror(file_.get()))
-        spdlog::error("writing metrics to {} failed: {}", path_, std::strerror(errno));
+    flush();
 }
 
 void MetricsJsonlSink::write_row(const std::string& row) {
-    std::fputs(row.c_str(), file_.get());
-    std::fputc('\n', file_.get());
+    if (failure_)
+        return;
+    if (std::fputs(row.c_str(), file_.get()) == EOF || std::fputc('\n', file_.get()) == EOF)
+        fail();
+}
+
+void MetricsJsonlSink::flush() {
+    if (!failure_ && (std::fflush(file_.get()) != 0 || std::ferror(file_.get())))
+        fail();
+}
+
+void MetricsJsonlSink::fail() {
+    failure_ = "writing the metrics file " + path_ + " failed by step " +
+               std::to_string(last_step_) + ": " + std::strerror(errno) +
+               "; the file lacks the rows from there on (the run store, when used, has them)";
+    spdlog::error("{}", *failure_);
 }
 
 }  // namespace scalelab::cli

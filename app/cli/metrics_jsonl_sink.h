@@ -1,7 +1,9 @@
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "train/metrics.h"
@@ -33,8 +35,15 @@ class MetricsJsonlSink : public MetricsSink {
     void on_epoch(const EpochMetrics&) override;
     void on_end(const RunEnd&) override;
 
+    // Why writing failed (a full disk: "No space left on device"), with the file's name and the
+    // step by which it failed; nothing while every row was written. After a failure nothing
+    // more is written.
+    const std::optional<std::string>& failure() const { return failure_; }
+
   private:
     void write_row(const std::string& row);
+    void flush();
+    void fail();
 
     struct CloseFile {
         void operator()(std::FILE* file) const { std::fclose(file); }
@@ -42,7 +51,9 @@ class MetricsJsonlSink : public MetricsSink {
 
     std::string path_;
     std::unique_ptr<std::FILE, CloseFile> file_;
-    double last_lr_ = 0;  // epoch rows carry the learning rate of the epoch's last step
+    double last_lr_ = 0;          // epoch rows carry the learning rate of the epoch's last step
+    std::int64_t last_step_ = 0;  // of the rows written so far
+    std::optional<std::string> failure_;
 };
 
 }  // namespace scalelab::cli

@@ -142,9 +142,15 @@ int run_train_command(const std::vector<std::string>& args) {
     std::vector<MetricsSink*> sinks{&printer};
     if (metrics_file)
         sinks.push_back(&*metrics_file);
-    return train_run(spec, data, sinks, store.get(), QString::fromStdString(options.name),
-                     tag_list(options.tags))
-        .exit_code;
+    const int exit_code = train_run(spec, data, sinks, store.get(),
+                                    QString::fromStdString(options.name), tag_list(options.tags))
+                              .exit_code;
+    // A metrics file that could not be written whole is a failure, whatever the run did.
+    if (metrics_file && metrics_file->failure()) {
+        std::fprintf(stderr, "error: %s\n", metrics_file->failure()->c_str());
+        return exit_code == exit_ok ? exit_failed : exit_code;
+    }
+    return exit_code;
 }
 
 TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,

@@ -780,6 +780,29 @@ class TestCli : public QObject {
         }
     }
 
+    // A metrics file that cannot be written whole (the file size limit standing in for a full
+    // disk) is an error: exit 1 with the reason, though the run itself trained to its end.
+    void a_metrics_file_that_cannot_be_written_whole_exits_1() {
+        QTemporaryDir dir;
+        const QString metrics = dir.filePath("m.jsonl");
+        QProcess process;
+        process.setChildProcessModifier([] {
+            const rlimit limit{16 * 1024, 16 * 1024};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            ::signal(SIGXFSZ, SIG_IGN);
+        });
+        process.start(SCALELAB_CLI_PATH,
+                      {"train", "--dataset", "synthetic", "--model", "mlp", "--epochs", "2",
+                       "--batch", "16", "--no-store", "--metrics-out", metrics});
+        QVERIFY(process.waitForFinished(60'000));
+        const QString err = QString::fromUtf8(process.readAllStandardError());
+        QCOMPARE(process.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(process.exitCode(), 1);
+        QVERIFY2(err.contains("error: writing the metrics file " + metrics + " failed by step"),
+                 qPrintable(err));
+        QVERIFY2(err.contains("File too large"), qPrintable(err));
+    }
+
     // A write to the store that fails (here: the file size limit, as a full disk would) stops
     // the run, which ends as failed with the reason: exit 1.
     void failed_recording_stops_the_run() {
