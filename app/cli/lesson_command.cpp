@@ -20,6 +20,7 @@
 #include "cli/log_setup.h"
 #include "cli/report_problems.h"
 #include "lesson_library.h"
+#include "printable_text.h"
 #include "run_collection.h"
 #include "run_controller.h"
 #include "run_store.h"
@@ -32,8 +33,9 @@ constexpr const char* lesson_help_command = "scalelab-cli lesson --help";
 // What a run store's error adds: where to look, or how to do without one.
 constexpr const char* lesson_store_advice = "check --store, or run with --no-store";
 
+// Lesson files and stored runs are the user's text: printed with control characters escaped.
 std::string text(const QString& s) {
-    return s.toStdString();
+    return printable(s).toStdString();
 }
 
 std::string file_text(const QString& file) {

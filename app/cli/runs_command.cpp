@@ -17,6 +17,7 @@
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
 #include "cli/runs_options.h"
+#include "printable_text.h"
 #include "run_exchange.h"
 #include "run_store.h"
 #include "run_summary.h"
@@ -127,7 +128,7 @@ int list_action(const RunStore& store, const RunsOptions& options) {
     }
     std::vector<QStringList> rows;
     for (const StoredRun& run : runs)
-        rows.push_back({QString::number(run.id), cut(run.name, name_width),
+        rows.push_back({QString::number(run.id), cut(printable(run.name), name_width),
                         QString::fromUtf8(to_string(run.state)),
                         QString::fromStdString(run.spec.model), QString::number(run.spec.devices),
                         QString::number(global_batch(run.spec)),
@@ -165,22 +166,26 @@ int show_action(const RunStore& store, std::int64_t id) {
         lines.append(
             QStringLiteral("  %1 %2").arg(label + QLatin1Char(':'), -label_width).arg(value));
     };
-    lines.append(QStringLiteral("run %1: %2").arg(run.id).arg(run.name));
+    // Stored text is shown with its control characters escaped (printable()).
+    lines.append(QStringLiteral("run %1: %2").arg(run.id).arg(printable(run.name)));
     add(QStringLiteral("state"), QString::fromUtf8(to_string(run.state)));
     if (!run.message.isEmpty())
-        add(QStringLiteral("message"), run.message);
+        add(QStringLiteral("message"), printable(run.message));
     if (!run.tags.isEmpty())
-        add(QStringLiteral("tags"), run.tags.join(QStringLiteral(", ")));
+        add(QStringLiteral("tags"), printable(run.tags.join(QStringLiteral(", "))));
     add(QStringLiteral("created"), date_text(run.created));
     add(QStringLiteral("started"), date_text(run.started_at));
     add(QStringLiteral("ended"), date_text(run.ended_at));
     if (!run.machine.isEmpty())
-        add(QStringLiteral("machine"), run.machine);
+        add(QStringLiteral("machine"), printable(run.machine));
     if (run.started)
         add(QStringLiteral("devices"), info_text(run.info));
     add(QStringLiteral("configuration"), configuration_summary(run.spec));
-    const QString settings = non_default_settings(run.spec);
-    add(QStringLiteral("settings"), settings.isEmpty() ? QStringLiteral("all defaults") : settings);
+    QStringList settings = non_default_settings(run.spec).split(u'\n', Qt::SkipEmptyParts);
+    for (QString& setting : settings)
+        setting = printable(setting);
+    add(QStringLiteral("settings"),
+        settings.isEmpty() ? QStringLiteral("all defaults") : settings.join(u'\n'));
     add(QStringLiteral("progress"), QStringLiteral("step %1, %2 epoch%3, %4 of training")
                                         .arg(run.steps)
                                         .arg(run.epochs)
@@ -235,7 +240,7 @@ bool confirm_delete(const std::vector<StoredRun>& runs, const QString& store_pat
         QStringLiteral("Delete %1 from %2?\n")
             .arg(count_text(runs.size(), "run"), QDir::toNativeSeparators(store_path));
     for (const StoredRun& run : runs)
-        question += QStringLiteral("  %1  %2\n").arg(run.id).arg(run.name);
+        question += QStringLiteral("  %1  %2\n").arg(run.id).arg(printable(run.name));
     std::fputs((question + QStringLiteral("[y/N] ")).toUtf8().constData(), stderr);
     char answer[16] = {};
     if (std::fgets(answer, sizeof answer, stdin) == nullptr)

@@ -653,6 +653,38 @@ class TestCli : public QObject {
         QCOMPARE(names.count("to the default"), 1);
     }
 
+    // Names, tags and messages from an import reach the terminal with their control characters
+    // escaped: a NUL does not cut the output short, an escape sequence changes nothing.
+    void stored_text_is_printed_without_control_characters() {
+        QTemporaryDir dir;
+        const QString store = dir.filePath("runs.sqlite");
+        QVERIFY_EXIT(run_cli(small_synthetic_run + QStringList{"--store", store}), 0);
+        const QString file = dir.filePath("one.scalelab.json");
+        QVERIFY_EXIT(run_cli({"runs", "export", "1", "-o", file, "--store", store}), 0);
+        QJsonObject document = QJsonDocument::fromJson(file_bytes(file)).object();
+        QJsonArray runs = document["runs"].toArray();
+        QJsonObject run = runs[0].toObject();
+        run["name"] = QStringLiteral("red\x1b[31m\x00 after the NUL");
+        run["tags"] = QJsonArray{QStringLiteral("bell\x07")};
+        run["message"] = QStringLiteral("line\roverwritten");
+        runs[0] = run;
+        document["runs"] = runs;
+        write_file(file, QJsonDocument(document).toJson());
+        QVERIFY_EXIT(run_cli({"runs", "import", file, "--store", store}), 0);
+
+        for (const QStringList& command :
+             {QStringList{"runs", "list"}, QStringList{"runs", "show", "2"}}) {
+            const CliResult r = run_cli(command + QStringList{"--store", store});
+            QVERIFY_EXIT(r, 0);
+            for (const char control : {'\x1b', '\x07', '\r'})
+                QVERIFY2(!r.out.contains(QChar(control)), qPrintable(command.join(' ')));
+            QVERIFY2(r.out.contains("red\\x1b[31m\\x00 after"), qPrintable(r.out));
+        }
+        const CliResult show = run_cli({"runs", "show", "2", "--store", store});
+        QVERIFY2(show.out.contains("bell\\x07") && show.out.contains("line\\x0doverwritten"),
+                 qPrintable(show.out));
+    }
+
     void export_import_round_trip() {
         QTemporaryDir dir;
         const QString store = dir.filePath("runs.sqlite"), other = dir.filePath("other.sqlite");
