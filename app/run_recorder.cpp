@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include <spdlog/spdlog.h>
+
 namespace scalelab {
 
 namespace {
@@ -123,6 +125,36 @@ void RunRecorder::fail(const QString& reason) {
         on_failure_(reason);
 }
 
+void RunRecorder::Batch::append(Batch&& later) {
+    if (later.start)
+        start = later.start;
+    rows.insert(rows.end(), std::make_move_iterator(later.rows.begin()),
+                std::make_move_iterator(later.rows.end()));
+    epochs.insert(epochs.end(), std::make_move_iterator(later.epochs.begin()),
+                  std::make_move_iterator(later.epochs.end()));
+    if (later.end)
+        end = later.end;
+}
+
+void RunRecorder::write(RunStore& store, Batch& pending, bool& active, bool heartbeat) {
+    if (pending.start) {
+        store.mark_started(run_id_, *pending.start);
+        pending.start.reset();
+        active = true;
+    }
+    if (!pending.rows.empty() || !pending.epochs.empty() || heartbeat) {
+        store.append_metrics(run_id_, pending.rows, pending.epochs);
+        pending.rows.clear();
+        pending.epochs.clear();
+    }
+    if (pending.end) {
+        store.mark_ended(run_id_, run_state(pending.end->status),
+                         QString::fromStdString(pending.end->message));
+        pending.end.reset();
+        active = false;
+    }
+}
+
 void RunRecorder::write_loop() {
     // Qt SQL's rule: a connection is used by the thread that opened it, so the writer opens its
     // own.
@@ -134,47 +166,55 @@ void RunRecorder::write_loop() {
     }
     bool active = false;  // started and not ended: its heartbeat matters
     Clock::time_point last_commit = Clock::now();
+    Batch pending;  // taken from the queue, not yet committed (the store was locked)
+    bool waiting_for_lock = false;  // the last attempt found the store locked, since:
+    Clock::time_point locked_since;
     for (bool stop = false; !stop;) {
-        Batch batch;
         std::uint64_t taken = 0;
         {
             std::unique_lock lock(mutex_);
             wake_writer_.wait_for(lock, commit_interval, [this] { return urgent_ || stopping_; });
-            batch = std::exchange(queued_, Batch{});
+            pending.append(std::exchange(queued_, Batch{}));
             taken = queued_events_;
             urgent_ = false;
             stop = stopping_;
         }
+        const bool heartbeat_due = active && Clock::now() - last_commit >= heartbeat_interval;
         // After a failure the batches are dropped: the owner cancels the run.
-        if (store && !failure()) {
+        if (store && !failure() && (!pending.empty() || heartbeat_due)) {
             try {
-                if (batch.start) {
-                    store->mark_started(run_id_, *batch.start);
-                    active = true;
-                    last_commit = Clock::now();
-                }
-                const bool heartbeat_due =
-                    active && Clock::now() - last_commit >= heartbeat_interval;
-                if (!batch.rows.empty() || !batch.epochs.empty() || heartbeat_due) {
-                    store->append_metrics(run_id_, batch.rows, batch.epochs);
-                    last_commit = Clock::now();
-                }
-                if (batch.end) {
-                    store->mark_ended(run_id_, run_state(batch.end->status),
-                                      QString::fromStdString(batch.end->message));
-                    active = false;
-                }
+                write(*store, pending, active, heartbeat_due);
+                last_commit = Clock::now();
+                if (waiting_for_lock)
+                    spdlog::info(
+                        "the run store is free again: the rows kept meanwhile are recorded");
+                waiting_for_lock = false;
             } catch (const StoreError& error) {
+                const bool locked = error.kind() == StoreError::Kind::Locked;
+                if (locked && !waiting_for_lock) {
+                    waiting_for_lock = true;
+                    locked_since = Clock::now();
+                    spdlog::warn("{}: recording waits and training goes on; nothing is lost",
+                                 error.what());
+                }
+                if (locked && Clock::now() - locked_since <= longest_lock) {
+                    // What is pending stays for the next attempt (each one waits the store's
+                    // busy timeout); flush() and the end of the run wait for it.
+                    stop = false;
+                    continue;
+                }
                 fail(failure_reason(store_path_, error));
             }
         }
-        if (batch.end && store && failure()) {
+        if (pending.end && store && failure()) {
             try {
                 store->mark_ended(run_id_, RunState::Failed, *failure());
             } catch (const StoreError&) {
                 // The store that failed takes no more: the reason went to the owner already.
             }
         }
+        if (failure())
+            pending = Batch{};
         {
             std::lock_guard lock(mutex_);
             committed_events_ = taken;

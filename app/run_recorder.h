@@ -2,6 +2,7 @@
 
 #include <QString>
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -23,7 +24,10 @@ namespace scalelab {
 // val_accuracy at the epoch's last step, which may come in a later commit than that step's
 // rows. Every commit also updates the run's summary and heartbeat.
 //
-// A write that fails (disk full, the file gone) stops recording: failure() then holds the
+// A store another program holds locked (a large delete or import, a backup) does not stop the
+// run: the writer keeps what it could not write and tries again at each commit, training going
+// on meanwhile, and says so in the log; only a lock held past longest_lock counts as a failure.
+// A write that fails otherwise (disk full, the file gone) stops recording: failure() then holds the
 // reason, `on_failure` is called once from the writer thread (the owner cancels the run there),
 // whatever was committed before stays, and on_end marks the run Failed with the reason when the
 // store still takes that one row.
@@ -47,6 +51,9 @@ class RunRecorder final : public MetricsSink {
     void flush();
     std::optional<QString> failure() const;
 
+    // The longest another program may hold the store's write lock before recording gives up.
+    static constexpr std::chrono::seconds longest_lock{600};
+
   private:
     // What the callbacks queued since the writer last took it.
     struct Batch {
@@ -54,9 +61,17 @@ class RunRecorder final : public MetricsSink {
         std::vector<MetricRow> rows;
         std::vector<EpochMetrics> epochs;
         std::optional<RunEnd> end;
+
+        bool empty() const { return !start && rows.empty() && epochs.empty() && !end; }
+        // Appends `later` (queued after this one) to this batch.
+        void append(Batch&& later);
     };
 
     void write_loop();
+    // Writes what `pending` holds in order (start, rows and epochs or a `heartbeat`, end),
+    // taking each part out once it is committed; throws StoreError from the part that failed,
+    // which stays. `active`: the run started and has not ended.
+    void write(RunStore& store, Batch& pending, bool& active, bool heartbeat);
     // Runs `add` on the queue under the mutex; `urgent` wakes the writer now instead of at the
     // next second.
     template <typename Add>

@@ -18,6 +18,7 @@
 #include "run_recorder.h"
 #include "run_store.h"
 #include "short_runs.h"
+#include "sqlite_file.h"
 
 using scalelab::EpochMetrics;
 using scalelab::Metric;
@@ -35,6 +36,7 @@ using scalelab::StoreError;
 using scalelab::TargetReached;
 using scalelab::testing::FileSizeLimit;
 using scalelab::testing::short_synthetic_run;
+using scalelab::testing::SqliteFile;
 
 namespace {
 
@@ -163,6 +165,41 @@ class TestRunRecorder : public QObject {
         QCOMPARE(val[1].seconds, loss.back().seconds);
         QCOMPARE(record.epochs.size(), std::size_t{2});
         QCOMPARE(record.epochs[1].reached.size(), std::size_t{1});
+    }
+
+    // Another program holding the store's write lock (a large delete, an import) delays the
+    // recording but loses nothing and fails nothing: once the lock goes every row is there.
+    void aLockedStoreDelaysRecordingAndLosesNothing() {
+        const QString path = dir_.filePath(QStringLiteral("busy.sqlite"));
+        constexpr int steps_per_epoch = 40;
+        const std::int64_t id =
+            RunStore::open(path)->create_run(short_synthetic_run(1), QStringLiteral("busy"));
+        {
+            RunRecorder recorder(path, id);
+            {
+                const SqliteFile other(path);
+                other.exec(QStringLiteral("BEGIN IMMEDIATE"));
+                recorder.on_start(run_info(steps_per_epoch));
+                for (int i = 1; i <= steps_per_epoch; ++i)
+                    recorder.on_step(step_metrics(i, steps_per_epoch));
+                recorder.on_epoch(epoch_metrics(1, steps_per_epoch, 0.8));
+                // Longer than the store's 5 s busy timeout: at least one write found it locked.
+                QTest::qWait(7000);
+                QVERIFY(!recorder.failure());
+                other.exec(QStringLiteral("ROLLBACK"));
+            }
+            recorder.on_end(RunEnd{.status = RunStatus::Finished,
+                                   .message = {},
+                                   .step = steps_per_epoch,
+                                   .epoch = 1,
+                                   .targets = {}});
+            recorder.flush();
+            QVERIFY(!recorder.failure());
+        }
+        auto store = RunStore::open(path);
+        QCOMPARE(store->run(id).state, RunState::Finished);
+        QCOMPARE(store->load_record(id).curve(Metric::TrainLoss).size(),
+                 std::size_t{steps_per_epoch});
     }
 
     void commitsWithinASecondWithoutFlush() {
