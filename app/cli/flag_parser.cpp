@@ -11,6 +11,29 @@ bool ParsedFlags::has(const std::string& name) const {
 
 ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<Flag>& flags) {
     ParsedFlags parsed;
+    const auto find = [&](const std::string& name) {
+        return std::find_if(flags.begin(), flags.end(),
+                            [&](const Flag& f) { return f.name == name; });
+    };
+    // A word that names a known flag, where a value was expected.
+    const auto is_flag = [&](const std::string& word) {
+        return word.rfind("--", 0) == 0 && find(word.substr(2, word.find('=') - 2)) != flags.end();
+    };
+    // Refuses a second value for a flag that takes one value only, naming both.
+    const auto add = [&](const Flag& flag, std::string value) {
+        const auto earlier =
+            std::find_if(parsed.given.begin(), parsed.given.end(),
+                         [&](const GivenFlag& given) { return given.name == flag.name; });
+        if (earlier != parsed.given.end() && !flag.repeatable) {
+            parsed.problems.push_back("--" + flag.name + " was given twice" +
+                                      (flag.value_name.empty()
+                                           ? std::string()
+                                           : " ('" + earlier->value + "', then '" + value + "')") +
+                                      ": give it once");
+            return;
+        }
+        parsed.given.push_back({flag.name, std::move(value)});
+    };
     for (std::size_t i = 0; i < args.size(); ++i) {
         const std::string& arg = args[i];
         if (arg == "-h") {
@@ -23,8 +46,7 @@ ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<
         }
         const std::size_t equals = arg.find('=');
         const std::string name = arg.substr(2, equals == std::string::npos ? equals : equals - 2);
-        const auto flag =
-            std::find_if(flags.begin(), flags.end(), [&](const Flag& f) { return f.name == name; });
+        const auto flag = find(name);
         if (flag == flags.end()) {
             parsed.problems.push_back("unknown flag --" + name);
             continue;
@@ -33,15 +55,15 @@ ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<
             if (equals != std::string::npos)
                 parsed.problems.push_back("--" + name + " is a switch and takes no value");
             else
-                parsed.given.push_back({name, {}});
+                add(*flag, {});
             continue;
         }
         if (equals != std::string::npos) {
-            parsed.given.push_back({name, arg.substr(equals + 1)});
-        } else if (i + 1 < args.size()) {
+            add(*flag, arg.substr(equals + 1));
+        } else if (i + 1 < args.size() && !is_flag(args[i + 1])) {
             // The next word is the value even when it starts with '-', so that "--epochs -1"
             // reaches the range check with its number instead of failing as an unknown flag.
-            parsed.given.push_back({name, args[++i]});
+            add(*flag, args[++i]);
         } else {
             parsed.problems.push_back("--" + name + " needs a value (" + flag->value_name + ")");
         }

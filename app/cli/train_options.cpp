@@ -356,7 +356,7 @@ const std::vector<TrainFlag>& train_flags() {
                  options.name = value;
                  return {};
              }},
-            {{"tag", "TAG", "a tag for the run in the store; repeat for more tags", store},
+            {{"tag", "TAG", "a tag for the run in the store; repeat for more tags", store, true},
              [](const std::string& value, TrainOptions& options) -> std::string {
                  if (value.empty())
                      return "--tag needs a tag";

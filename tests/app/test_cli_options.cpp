@@ -358,6 +358,22 @@ class TestCliOptions : public QObject {
             QVERIFY2(message.contains(flag), qPrintable(message));
     }
 
+    // A flag given twice took its last value silently; a flag where a value belongs was taken
+    // as the value ("--model --epochs 1" trained a model named "--epochs").
+    void flags_given_twice_and_flags_for_values_are_refused() {
+        QCOMPARE(
+            parse_train_options({"--lr", "0.1", "--epochs", "2", "--lr=0.2"}).problems,
+            std::vector<std::string>{"--lr was given twice ('0.1', then '0.2'): give it once"});
+        QCOMPARE(parse_train_options({"--nesterov", "--nesterov"}).problems,
+                 std::vector<std::string>{"--nesterov was given twice: give it once"});
+        const auto repeated_tags = parse_train_options({"--tag", "a", "--tag", "b"});
+        QVERIFY(repeated_tags.problems.empty());
+        QCOMPARE(repeated_tags.options.tags, (std::vector<std::string>{"a", "b"}));
+        const auto flag_as_value = parse_train_options({"--model", "--epochs", "1"});
+        QCOMPARE(flag_as_value.problems.front(), std::string("--model needs a value (NAME)"));
+        QCOMPARE(flag_as_value.options.spec.epochs, 1);
+    }
+
     void unknown_flags_missing_values_and_stray_words_are_problems() {
         QCOMPARE(parse_train_options({"--bogus"}).problems.front(),
                  std::string("unknown flag --bogus"));
