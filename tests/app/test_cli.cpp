@@ -57,6 +57,16 @@ void write_file(const QString& path, const QByteArray& content) {
     file.write(content);
 }
 
+// The child process may write files of at most `bytes`, as a full disk would allow: a write past
+// the limit fails with EFBIG (SIGXFSZ is ignored).
+void limit_file_size(QProcess& process, rlim_t bytes) {
+    process.setChildProcessModifier([bytes] {
+        const rlimit limit{bytes, bytes};
+        ::setrlimit(RLIMIT_FSIZE, &limit);
+        ::signal(SIGXFSZ, SIG_IGN);
+    });
+}
+
 QByteArray file_bytes(const QString& path) {
     QFile file(path);
     return file.open(QIODevice::ReadOnly) ? file.readAll() : QByteArray();
@@ -818,11 +828,7 @@ class TestCli : public QObject {
         QTemporaryDir dir;
         const QString metrics = dir.filePath("m.jsonl");
         QProcess process;
-        process.setChildProcessModifier([] {
-            const rlimit limit{16 * 1024, 16 * 1024};
-            ::setrlimit(RLIMIT_FSIZE, &limit);
-            ::signal(SIGXFSZ, SIG_IGN);
-        });
+        limit_file_size(process, 16 * 1024);
         process.start(SCALELAB_CLI_PATH,
                       {"train", "--dataset", "synthetic", "--model", "mlp", "--epochs", "2",
                        "--batch", "16", "--no-store", "--metrics-out", metrics});
@@ -841,11 +847,7 @@ class TestCli : public QObject {
         QTemporaryDir dir;
         const QString store = dir.filePath("runs.sqlite");
         QProcess process;
-        process.setChildProcessModifier([] {
-            const rlimit limit{96 * 1024, 96 * 1024};
-            ::setrlimit(RLIMIT_FSIZE, &limit);
-            ::signal(SIGXFSZ, SIG_IGN);  // a write past the limit fails with EFBIG instead
-        });
+        limit_file_size(process, 96 * 1024);
         process.start(SCALELAB_CLI_PATH, {"train", "--dataset", "synthetic", "--synthetic-train",
                                           "2048", "--synthetic-test", "256", "--model", "mlp",
                                           "--epochs", "1000", "--batch", "16", "--store", store});
