@@ -135,8 +135,14 @@ TrainFlag enum_flag(std::string name, std::string help, std::string section, Enu
 
 TrainFlag string_flag(std::string name, std::string value_name, std::string help,
                       std::string section, std::string RunSpec::*field) {
+    // An empty value ("--data ''", an unset shell variable) is refused rather than taken as
+    // the default: the user asked for something, and got something else.
     return {{name, value_name, help, section},
-            [field](const std::string& value, TrainOptions& options) -> std::string {
+            [field, name](const std::string& value, TrainOptions& options) -> std::string {
+                if (value.empty())
+                    return "--" + name +
+                           " needs a value, not an empty one: leave the flag out "
+                           "for the default";
                 options.spec.*field = value;
                 return {};
             }};

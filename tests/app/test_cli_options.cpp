@@ -369,6 +369,10 @@ class TestCliOptions : public QObject {
         const auto repeated_tags = parse_train_options({"--tag", "a", "--tag", "b"});
         QVERIFY(repeated_tags.problems.empty());
         QCOMPARE(repeated_tags.options.tags, (std::vector<std::string>{"a", "b"}));
+        // An empty value (an unset shell variable) is not the default.
+        QCOMPARE(parse_train_options({"--data", ""}).problems,
+                 std::vector<std::string>{"--data needs a value, not an empty one: leave the flag "
+                                          "out for the default"});
         const auto flag_as_value = parse_train_options({"--model", "--epochs", "1"});
         QCOMPARE(flag_as_value.problems.front(), std::string("--model needs a value (NAME)"));
         QCOMPARE(flag_as_value.options.spec.epochs, 1);
