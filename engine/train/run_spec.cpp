@@ -115,7 +115,9 @@ std::vector<std::string> RunSpec::validate() const {
                 "milestones must be strictly increasing");
         require(milestones.empty() || milestones.front() >= 1, "milestones must be at least 1");
     }
-    require(finite(min_lr) && min_lr >= 0 && min_lr <= lr, "min_lr must be in [0, lr]");
+    // Against an lr that is itself wrong there is no upper bound to check: its message says it.
+    require(finite(min_lr) && min_lr >= 0 && (min_lr <= lr || !(lr > 0)),
+            "min_lr must be in [0, lr]");
     require(finite(warmup_length) && warmup_length >= 0, "warmup_length must be 0 or positive");
     require(warmup_unit == WarmupUnit::Epochs || warmup_length == std::floor(warmup_length),
             "a warm-up in steps must be a whole number");

@@ -100,6 +100,8 @@ const std::vector<Mistake>& mistakes() {
         {"first_bucket_mb", [](RunSpec& s) { s.first_bucket_mb = 2048; },
          "first_bucket_mb must be in (0, 1024] MB"},
         {"lr", [](RunSpec& s) { s.lr = 0; }, "lr must be a positive number (got 0)"},
+        // min_lr (0 by default) is not reported against an lr that is already wrong.
+        {"negative lr", [](RunSpec& s) { s.lr = -1; }, "lr must be a positive number (got -1)"},
         {"momentum", [](RunSpec& s) { s.momentum = 1.5; }, "momentum must be in [0, 1) (got 1.5)"},
         {"nesterov",
          [](RunSpec& s) {
