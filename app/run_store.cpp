@@ -537,6 +537,13 @@ struct RunStore::Connection {
     // Refuses a file that is not a run store, or one from a newer schema, without writing.
     int check_is_store() {
         const int version = scalar(QStringLiteral("PRAGMA user_version")).toInt();
+        if (version < 0)
+            throw StoreError(StoreError::Kind::Corrupt,
+                             QStringLiteral("%1 gives schema %2, which no ScaleLab writes: it was "
+                                            "damaged or edited; open a backup or start a new "
+                                            "store")
+                                 .arg(path)
+                                 .arg(version));
         if (version > schema_version)
             throw StoreError(StoreError::Kind::NewerSchema,
                              QStringLiteral("%1 was written by a newer ScaleLab (schema %2, this "
@@ -578,6 +585,17 @@ struct RunStore::Connection {
             if (now >= schema_version)
                 return;
             const QSqlError error = store_schema::migrate(db, now, schema_version);
+            // A step that does not apply (a table or column already there) means the version
+            // the file states is not the one it has: damaged or edited, not a disk problem.
+            // The transaction is rolled back: the file stays as it was.
+            if (error.type() != QSqlError::NoError && error.nativeErrorCode() == QLatin1String("1"))
+                throw StoreError(StoreError::Kind::Corrupt,
+                                 QStringLiteral("%1 says it has schema %2, but its tables do not "
+                                                "match (%3): it was damaged or edited; open a "
+                                                "backup or start a new store")
+                                     .arg(path)
+                                     .arg(now)
+                                     .arg(error.databaseText()));
             if (error.type() != QSqlError::NoError)
                 throw store_error(path, error);
         });

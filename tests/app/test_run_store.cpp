@@ -454,6 +454,28 @@ class TestRunStore : public QObject {
         QCOMPARE(file_bytes(path), bytes);
     }
 
+    // A user_version that no ScaleLab writes, or one that does not match the tables, is a
+    // damaged store (exit 2 from the CLI), refused without writing; not a disk to check.
+    void aWrongSchemaVersionIsDamageNotADiskProblem() {
+        for (const int version : {-1, 1}) {
+            const QString path = dir_.filePath(QStringLiteral("relabelled%1.sqlite").arg(version));
+            {
+                auto store = RunStore::open(path);
+                write_run(*store, sample_run(QStringLiteral("relabelled"), 1));
+            }
+            {
+                const SqliteFile file(path);
+                file.exec(QStringLiteral("PRAGMA user_version = %1").arg(version));
+            }
+            const QByteArray bytes = file_bytes(path);
+            const std::optional<StoreError> error = open_error(path);
+            QVERIFY(error);
+            QCOMPARE(error->kind(), StoreError::Kind::Corrupt);
+            QVERIFY2(QString::fromUtf8(error->what()).contains("damaged or edited"), error->what());
+            QCOMPARE(file_bytes(path), bytes);
+        }
+    }
+
     void pathsThatCannotHoldAStoreAreUnreadable() {
         const QString plain_file = dir_.filePath(QStringLiteral("plain.txt"));
         QFile file(plain_file);
