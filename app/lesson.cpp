@@ -10,6 +10,7 @@
 #include <QStringList>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <utility>
 
@@ -272,9 +273,13 @@ class LessonReader {
                                           const QStringList& run_names);
     // The index of the run named by the string at `path`; -1 (and a problem) when there is none.
     int run_index(const QJsonValue& value, const QString& path, const QStringList& run_names);
-    // The number at `path`, which must lie in [low, high]; `fallback` when absent.
+    // The number at `path`, which must lie in [low, high]; `fallback` when absent or wrong
+    // (a problem then says so).
     double claim_number(const QJsonObject& object, const QString& key, const QString& path,
                         double fallback, double low, double high);
+    // A whole epoch from `low` on, the same way.
+    int claim_epoch(const QJsonObject& object, const QString& key, const QString& path,
+                    int fallback, int low);
     // The spec the blocks make, applied in order over the defaults, each field checked on its
     // own so that a problem names the field's line.
     RunSpec build_spec(const std::vector<SpecBlock>& blocks);
@@ -383,10 +388,26 @@ double LessonReader::claim_number(const QJsonObject& object, const QString& key,
     const QJsonValue value = object.value(key);
     if (value.isUndefined())
         return fallback;
-    if (!value.isDouble() || !(value.toDouble() >= low && value.toDouble() <= high))
+    if (!value.isDouble() || !(value.toDouble() >= low && value.toDouble() <= high)) {
+        const bool unbounded = high == std::numeric_limits<double>::max();
         problem(child(path, key),
-                QStringLiteral("must be a number from %1 to %2").arg(low).arg(high));
+                unbounded ? QStringLiteral("must be a number from %1 up").arg(low, 0, 'g', 12)
+                          : QStringLiteral("must be a number from %1 to %2")
+                                .arg(low, 0, 'g', 12)
+                                .arg(high, 0, 'g', 12));
+        return fallback;
+    }
     return value.toDouble();
+}
+
+int LessonReader::claim_epoch(const QJsonObject& object, const QString& key, const QString& path,
+                              int fallback, int low) {
+    const double epoch = claim_number(object, key, path, fallback, low, 1000000);
+    if (epoch != std::floor(epoch)) {
+        problem(child(path, key), QStringLiteral("must be a whole epoch"));
+        return fallback;
+    }
+    return int(epoch);
 }
 
 std::optional<LessonClaim> LessonReader::read_claim(const QJsonObject& object, const QString& path,
@@ -476,9 +497,8 @@ std::optional<LessonClaim> LessonReader::read_claim(const QJsonObject& object, c
         if (object.contains(QLatin1String(key)) && companion != QLatin1String(key))
             problem(child(path, QLatin1String(key)),
                     QStringLiteral("does not go with this claim's relation: remove it"));
-    claim.from_epoch = int(claim_number(object, QStringLiteral("from_epoch"), path, 1, 1, 1000000));
-    claim.to_epoch =
-        int(claim_number(object, QStringLiteral("to_epoch"), path, 0, claim.from_epoch, 1000000));
+    claim.from_epoch = claim_epoch(object, QStringLiteral("from_epoch"), path, 1, 1);
+    claim.to_epoch = claim_epoch(object, QStringLiteral("to_epoch"), path, 0, claim.from_epoch);
     const bool per_epoch = to_string(claim.metric).starts_with("epoch_");
     for (const QString& key : {QStringLiteral("from_epoch"), QStringLiteral("to_epoch")})
         if (object.contains(key) && !per_epoch)

@@ -446,7 +446,7 @@ class TestLesson : public QObject {
             {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "within": 0.1})",
              "field 'expect[0]': \"within\" needs \"of\""},
             {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "better_than": "large", "by": -1})",
-             "bad.json:17: field 'expect[0].by': must be a number from 0"},
+             "bad.json:17: field 'expect[0].by': must be a number from 0 up"},
             {R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small"]})",
              "field 'expect[0].rises_over': must list at least two runs"},
             {R"({"claim": "x", "metric": "final_train_loss", "rises_over": ["small", "big"]})",
@@ -460,6 +460,11 @@ class TestLesson : public QObject {
             {R"({"claim": "x", "metric": "final_train_loss", "run": "small", "at_most": 1, "why": 1})",
              "field 'expect[0].why': unknown key"},
             {R"("large beats small")", "bad.json:17: field 'expect[0]': must be an object"},
+            // Found by fuzzing: a huge epoch was cast to int before its problem stopped it.
+            {R"({"claim": "x", "metric": "epoch_train_loss", "run": "small", "at_most": 1, "from_epoch": 1.9e19})",
+             "field 'expect[0].from_epoch': must be a number from 1 to 1000000"},
+            {R"({"claim": "x", "metric": "epoch_train_loss", "run": "small", "at_most": 1, "to_epoch": 2.5})",
+             "field 'expect[0].to_epoch': must be a whole epoch"},
         };
         for (const auto& [claim, expected] : cases) {
             QByteArray json = valid_lesson();
