@@ -1,6 +1,5 @@
 #include "lesson_claim.h"
 
-#include <QLocale>
 #include <QStringList>
 
 #include <cmath>
@@ -8,6 +7,7 @@
 #include <optional>
 
 #include "run_comparison.h"
+#include "run_summary.h"
 
 namespace scalelab {
 
@@ -33,7 +33,7 @@ std::map<int, double> noise_scale_by_epoch(const RunRecord& run) {
 
 QString value_text(ClaimMetric metric, double value) {
     if (metric == ClaimMetric::ImagesPerSecond)
-        return QLocale(QLocale::English).toString(value, 'f', 0);
+        return whole_number_text(value);
     if (metric == ClaimMetric::ScalingEfficiency)
         return QStringLiteral("%1%").arg(value * 100.0, 0, 'f', 0);
     return QString::number(value, 'f', std::abs(value) < 10 ? 3 : 1);

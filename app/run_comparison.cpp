@@ -1,7 +1,6 @@
 #include "run_comparison.h"
 
 #include <QJsonObject>
-#include <QLocale>
 
 #include <algorithm>
 #include <cmath>
@@ -50,10 +49,6 @@ bool is_baseline_for(const RunRecord& candidate, const RunRecord& run) {
         return true;
     return candidate.info.cores == run.info.cores &&
            candidate.info.threads_per_device == baseline_threads(run);
-}
-
-QString number_text(double value) {
-    return QLocale(QLocale::English).toString(value, 'f', 0);
 }
 
 QString plural(int count, const char* one, const char* many) {
@@ -158,7 +153,7 @@ std::optional<ScalingEfficiency> scaling_efficiency(const RunCollection& runs, i
         result.same_total_cores ? QString() : QStringLiteral("%1 × ").arg(run->spec.devices);
     result.explanation =
         QStringLiteral("%1 images/s against %2%3 of “%4” (%5%6)")
-            .arg(number_text(*images_per_s), factor, number_text(baseline_images_per_s),
+            .arg(whole_number_text(*images_per_s), factor, whole_number_text(baseline_images_per_s),
                  baseline->name, baseline_unit_text(*run),
                  result.same_total_cores ? QStringLiteral(", the same cores in total") : QString());
     if (baseline->disturbed())

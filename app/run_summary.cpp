@@ -2,6 +2,7 @@
 
 #include <QJsonArray>
 #include <QJsonObject>
+#include <QLocale>
 #include <QStringList>
 
 #include <algorithm>
@@ -113,6 +114,10 @@ QString non_default_settings(const RunSpec& spec) {
         if (values.value(key) != defaults.value(key))
             lines.append(QStringLiteral("%1: %2").arg(key, json_value_text(values.value(key))));
     return lines.join(QLatin1Char('\n'));
+}
+
+QString whole_number_text(double value) {
+    return QLocale(QLocale::English).toString(value, 'f', 0);
 }
 
 QString duration_text(double seconds) {

@@ -20,6 +20,10 @@ QString configuration_summary(const RunSpec& spec, DeviceDetail devices = Device
 // as in the JSON config file; empty when every setting is the default.
 QString non_default_settings(const RunSpec& spec);
 
+// "12,078": a count or rate rounded to a whole number, with thousands separated, as tool tips and
+// verdicts show images/s.
+QString whole_number_text(double value);
+
 // "1:23", or "1:02:03" from an hour on: a duration the way a progress line shows it.
 QString duration_text(double seconds);
 

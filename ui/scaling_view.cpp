@@ -3,7 +3,6 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
-#include <QLocale>
 #include <QPixmap>
 #include <QStackedWidget>
 #include <QTreeWidget>
@@ -14,6 +13,7 @@
 #include "empty_state_label.h"
 #include "run_collection.h"
 #include "run_palette.h"
+#include "run_summary.h"
 
 namespace scalelab {
 
@@ -31,10 +31,6 @@ QIcon swatch(const QColor& colour) {
 QColor group_colour(const RunCollection& runs, const ScalingGroup& group) {
     const RunRecord* first = runs.find(group.points.front().run_ids.front());
     return run_colour(first != nullptr ? first->colour : 0);
-}
-
-QString number_text(double value) {
-    return QLocale(QLocale::English).toString(value, 'f', 0);
 }
 
 // The run a point stands for, or "3 runs" for repeats.
@@ -212,15 +208,15 @@ void ScalingView::fillPointList() {
             auto* item = new QTreeWidgetItem(
                 heading,
                 {point.devices == 1 ? tr("1 device") : tr("%1 devices").arg(point.devices),
-                 number_text(point.images_per_s),
+                 whole_number_text(point.images_per_s),
                  point.efficiency ? QStringLiteral("%1%").arg(*point.efficiency * 100.0, 0, 'f', 0)
                                   : tr("—"),
                  runs_text(runs_, point)});
             const QString spread = point.run_ids.size() > 1
                                        ? tr("Mean of %1 runs: %2 to %3 images/s")
                                              .arg(point.run_ids.size())
-                                             .arg(number_text(point.min_images_per_s),
-                                                  number_text(point.max_images_per_s))
+                                             .arg(whole_number_text(point.min_images_per_s),
+                                                  whole_number_text(point.max_images_per_s))
                                        : QString();
             for (int column : {DevicesColumn, ImagesPerSecondColumn, EfficiencyColumn}) {
                 item->setTextAlignment(column, Qt::AlignRight | Qt::AlignVCenter);
