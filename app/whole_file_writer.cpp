@@ -27,25 +27,24 @@ QString not_a_regular_file(const QFileInfo& info) {
 }  // namespace
 
 QString write_whole_file(const QString& path, const std::function<bool(QIODevice&)>& write) {
-    const auto failure = [](const QString& reason) { return reason; };
     if (path.isEmpty())
         return QStringLiteral("no file name was given");
     const QFileInfo target(path);
     if (target.exists() || target.isSymLink())
         if (const QString why = not_a_regular_file(target); !why.isEmpty())
-            return failure(why);
+            return why;
     const QFileInfo folder(target.absolutePath());
     if (!folder.isDir())
-        return failure(QStringLiteral("the folder %1 does not exist")
-                           .arg(QDir::toNativeSeparators(folder.filePath())));
+        return QStringLiteral("the folder %1 does not exist")
+            .arg(QDir::toNativeSeparators(folder.filePath()));
 
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))
-        return failure(file.errorString());
+        return file.errorString();
     // The device's own error, read before cancelWriting() replaces it with "canceled".
     const auto cancel = [&](const QString& reason) {
         file.cancelWriting();
-        return failure(reason);
+        return reason;
     };
     // A write the system cut short (a full disk, a file size limit) may leave QSaveFile without
     // an error of its own: errno then holds the system's reason.
@@ -61,7 +60,7 @@ QString write_whole_file(const QString& path, const std::function<bool(QIODevice
     if (::fsync(file.handle()) != 0)
         return cancel(QString::fromLocal8Bit(std::strerror(errno)));
     if (!file.commit())
-        return failure(file.errorString());
+        return file.errorString();
     return {};
 }
 
