@@ -23,17 +23,6 @@ QString shortest_number_text(double value) {
     return QString::number(value, 'g', QLocale::FloatingPointShortest);
 }
 
-// RFC 4180: a field holding a separator, a quote or a line break goes between quotes, with its
-// quotes doubled.
-QString csv_field(const QString& text) {
-    static const QString special = QStringLiteral(",\"\r\n");
-    if (std::none_of(text.begin(), text.end(), [](QChar c) { return special.contains(c); }))
-        return text;
-    QString quoted = text;
-    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
-    return QLatin1Char('"') + quoted + QLatin1Char('"');
-}
-
 template <typename T, typename ToJson>
 QJsonValue optional_json(const std::optional<T>& value, ToJson to_json) {
     return value ? to_json(*value) : QJsonValue(QJsonValue::Null);
@@ -88,9 +77,27 @@ QJsonObject run_json(const RunCollection& runs, const RunRecord& run) {
             {QStringLiteral("metrics"), metrics_json(run)}};
 }
 
-// Writes whole or not at all (write_whole_file): a failure leaves an existing file as it was.
-bool save_text(const QString& path, QString* error,
-               const std::function<void(QTextStream&)>& write) {
+}  // namespace
+
+QString csv_field(const QString& text) {
+    static const QString special = QStringLiteral(",\"\r\n");
+    if (std::none_of(text.begin(), text.end(), [](QChar c) { return special.contains(c); }))
+        return text;
+    QString quoted = text;
+    quoted.replace(QLatin1Char('"'), QStringLiteral("\"\""));
+    return QLatin1Char('"') + quoted + QLatin1Char('"');
+}
+
+void write_metrics_csv_row(QTextStream& out, const QString& run_field, std::int64_t run_id,
+                           const QString& metric, std::int64_t step, int epoch, double seconds,
+                           double value) {
+    out << run_field << ',' << run_id << ',' << step << ',' << epoch << ','
+        << shortest_number_text(seconds) << ',' << metric << ',' << shortest_number_text(value)
+        << '\n';
+}
+
+bool save_text_file(const QString& path, QString* error,
+                    const std::function<void(QTextStream&)>& write) {
     const QString reason = write_whole_file(path, [&](QIODevice& device) {
         QTextStream out(&device);
         write(out);
@@ -98,12 +105,9 @@ bool save_text(const QString& path, QString* error,
         return out.status() == QTextStream::Ok;
     });
     if (!reason.isEmpty() && error != nullptr)
-        *error = QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
-                     .arg(QDir::toNativeSeparators(path), reason);
+        *error = cannot_write_message(path, reason);
     return reason.isEmpty();
 }
-
-}  // namespace
 
 void write_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, QTextStream& out) {
     std::vector<const RunRecord*> records;
@@ -120,9 +124,8 @@ void write_metrics_csv(const std::vector<const RunRecord*>& runs, QTextStream& o
         for (Metric metric : all_metrics) {
             const QString metric_text = QString::fromUtf8(metric_name(metric));
             for (const MetricPoint& point : run->curve(metric))
-                out << name << ',' << run->id << ',' << point.step << ',' << point.epoch << ','
-                    << shortest_number_text(point.seconds) << ',' << metric_text << ','
-                    << shortest_number_text(point.value) << '\n';
+                write_metrics_csv_row(out, name, run->id, metric_text, point.step, point.epoch,
+                                      point.seconds, point.value);
         }
     }
 }
@@ -137,17 +140,13 @@ QJsonDocument runs_to_json(const RunCollection& runs, const std::vector<int>& id
 
 bool save_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
                       QString* error) {
-    return save_text(path, error, [&](QTextStream& out) { write_metrics_csv(runs, ids, out); });
-}
-
-bool save_metrics_csv(const std::vector<const RunRecord*>& runs, const QString& path,
-                      QString* error) {
-    return save_text(path, error, [&](QTextStream& out) { write_metrics_csv(runs, out); });
+    return save_text_file(path, error,
+                          [&](QTextStream& out) { write_metrics_csv(runs, ids, out); });
 }
 
 bool save_runs_json(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
                     QString* error) {
-    return save_text(path, error, [&](QTextStream& out) {
+    return save_text_file(path, error, [&](QTextStream& out) {
         out << runs_to_json(runs, ids).toJson(QJsonDocument::Indented);
     });
 }

@@ -4,6 +4,8 @@
 #include <QString>
 #include <QTextStream>
 
+#include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "run_collection.h"
@@ -23,6 +25,13 @@ inline constexpr const char* metrics_csv_header = "run,run_id,step,epoch,wall_ti
 void write_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, QTextStream& out);
 // The same for runs held elsewhere (read from the run store), in the order given.
 void write_metrics_csv(const std::vector<const RunRecord*>& runs, QTextStream& out);
+// One row of that CSV, for runs streamed from elsewhere; `run_field` is csv_field(name).
+void write_metrics_csv_row(QTextStream& out, const QString& run_field, std::int64_t run_id,
+                           const QString& metric, std::int64_t step, int epoch, double seconds,
+                           double value);
+// RFC 4180: a field holding a separator, a quote or a line break goes between quotes, with its
+// quotes doubled.
+QString csv_field(const QString& text);
 
 // {"runs": [...]}, one object per run: id, name, state, message, created, ended, config (the
 // run's spec as run_spec_to_json writes it, so that it loads back as a config file), info (null
@@ -35,9 +44,10 @@ QJsonDocument runs_to_json(const RunCollection& runs, const std::vector<int>& id
 // with `error` naming the file and the reason when it cannot be written.
 bool save_metrics_csv(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
                       QString* error);
-bool save_metrics_csv(const std::vector<const RunRecord*>& runs, const QString& path,
-                      QString* error);
 bool save_runs_json(const RunCollection& runs, const std::vector<int>& ids, const QString& path,
                     QString* error);
+// Writes what `write` writes to `path` as save_metrics_csv does.
+bool save_text_file(const QString& path, QString* error,
+                    const std::function<void(QTextStream&)>& write);
 
 }  // namespace scalelab

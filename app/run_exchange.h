@@ -44,22 +44,20 @@ class ExchangeError : public std::runtime_error {
 // an id that is not in the store).
 QByteArray export_runs(const RunStore& store, const std::vector<std::int64_t>& ids);
 
-// Writes export_runs() to `path`, replacing the file only once everything is written. False with
-// `error` naming the file and the reason when the file cannot be written; StoreError as above.
+// Writes export_runs() to `path` a row at a time (runs of any length in little memory),
+// replacing the file only once everything is written. False with `error` naming the file and
+// the reason when the file cannot be written; StoreError as above.
 bool save_exchange(const RunStore& store, const std::vector<std::int64_t>& ids, const QString& path,
                    QString* error);
 
-// Reads and checks a whole exchange file before anything is used: the format and version, every
-// field's type, the state, the dates, the config (run_spec_from_json), the metric names, and
-// every metric row (four numbers, or a null value; steps increasing, epochs not decreasing).
-// Throws ExchangeError at the first problem. The runs' ids are 0: the store gives new ones.
-std::vector<RunWithMetrics> parse_exchange(const QByteArray& document);
-
-// Adds every run of the file to `store` as a new run (new ids; nothing is overwritten) and
-// returns their ids in file order. All or nothing: a file with any problem throws ExchangeError
-// before the store is touched, and the runs are added in one transaction (a StoreError adds
-// none). A run exported while it was queued or running is imported as
-// interrupted: no process here will finish it.
+// Adds every run of an exchange file to `store` as a new run (new ids; nothing is overwritten)
+// and returns their ids in file order. The file is read as a stream (exchange_reader.h: what is
+// checked) inside one transaction, taken first: a file with any problem throws ExchangeError
+// naming the run, the field and the row, and adds none of its runs; so does a StoreError. A run
+// exported while it was queued or running is imported as interrupted: no process here will
+// finish it.
+std::vector<std::int64_t> import_runs_file(RunStore& store, const QString& path);
+// The same for a file already in memory.
 std::vector<std::int64_t> import_runs(RunStore& store, const QByteArray& document);
 
 // The metrics of the runs `ids` of `store` as the long CSV of metrics_export.h. Throws

@@ -161,6 +161,7 @@ void RunRecorder::write_loop() {
     std::unique_ptr<RunStore> store;
     try {
         store = RunStore::open(store_path_);
+        store->require_sound();
     } catch (const StoreError& error) {
         fail(failure_reason(store_path_, error));
     }

@@ -8,11 +8,14 @@
 #include <QSqlDatabase>
 #include <QSqlError>
 #include <QSqlQuery>
+#include <QSqlRecord>
 #include <QStandardPaths>
 #include <QSysInfo>
+#include <QUrl>
 #include <QtEndian>
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -24,6 +27,7 @@
 
 #include "backend/device_inventory.h"
 #include "error.h"
+#include "run_labels.h"
 #include "run_spec_json.h"
 #include "store_json.h"
 #include "store_schema.h"
@@ -40,6 +44,10 @@ constexpr int sqlite_corrupt = 11;
 constexpr int sqlite_full = 13;
 constexpr int sqlite_cantopen = 14;
 constexpr int sqlite_notadb = 26;
+
+// quick_check reads every page, about 2 s per GB: open() runs it for stores up to this size
+// (0.15 s), and recording and exporting for any size (RunStore::require_sound, check_integrity).
+constexpr qint64 largest_store_checked_at_open = qint64(64) << 20;
 
 // A run left active by a process that still exists on this host, but that has not committed
 // for this long, belongs to a process that reused a dead recorder's pid. The recorder commits
@@ -231,7 +239,7 @@ void check_file(const QString& path, StoreAccess access) {
                                         "default %1")
                              .arg(RunStore::default_path()));
     const QFileInfo info(path);
-    if (!info.exists() && access == StoreAccess::MustExist)
+    if (!info.exists() && access != StoreAccess::CreateIfMissing)
         throw StoreError(Kind::Missing,
                          QStringLiteral("there is no run store at %1: check the file name (runs "
                                         "are recorded in %2 unless told otherwise)")
@@ -280,11 +288,50 @@ void check_file(const QString& path, StoreAccess access) {
                              .arg(path)
                              .arg(pages * page_size - info.size())
                              .arg(pages * page_size));
-    if (!info.isWritable())
-        throw StoreError(Kind::Unreadable,
-                         QStringLiteral("%1 is read-only: make it writable, or copy it to a "
-                                        "folder you can write to and open the copy")
-                             .arg(path));
+}
+
+// Why the existing store at `path` cannot be written, as advice; empty when it can. SQLite writes
+// the file and keeps its -wal and -shm files beside it, so the folder must be writable too.
+// access(2), not the permission bits: it also answers for root on a read-only mount.
+QString read_only_advice(const QString& path) {
+    if (::access(QFile::encodeName(path).constData(), W_OK) != 0)
+        return QStringLiteral(
+                   "%1 is read-only: make it writable, or copy it to a folder you can "
+                   "write to and open the copy")
+            .arg(path);
+    const QString folder = QFileInfo(path).absolutePath();
+    if (::access(QFile::encodeName(folder).constData(), W_OK) != 0)
+        return QStringLiteral(
+                   "the run store %1 cannot be written: its folder %2 is read-only "
+                   "(SQLite keeps its journal files beside the store): make the "
+                   "folder writable, or copy the store to a folder you can write to "
+                   "and open the copy")
+            .arg(path, folder);
+    return {};
+}
+
+// The ids as people list them: "3", "1 and 3", "1, 2 and 5".
+QString id_list(const std::vector<std::int64_t>& ids) {
+    QString text;
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        text += (i == 0                ? QString()
+                 : i + 1 == ids.size() ? QStringLiteral(" and ")
+                                       : QStringLiteral(", ")) +
+                QString::number(ids[i]);
+    return text;
+}
+
+QString runs_word(const std::vector<std::int64_t>& ids) {
+    return ids.size() == 1 ? QStringLiteral("run") : QStringLiteral("runs");
+}
+
+StoreError damaged_store(const QString& path, const StoreDamage& damage) {
+    return StoreError(StoreError::Kind::Corrupt,
+                      QStringLiteral("%1 is damaged (%2): %3; ScaleLab neither records into nor "
+                                     "changes a damaged store: export what can be read (runs "
+                                     "export reads it) and import it into a new store; this one "
+                                     "is left as it is")
+                          .arg(path, damage.problem, readable_runs_text(damage)));
 }
 
 QString unique_connection_name() {
@@ -299,7 +346,8 @@ enum class Statement {
     Rollback,
     DataVersion,
     CreateRun,
-    ImportRun,
+    BeginImport,
+    FinishImport,
     MarkStarted,
     UpdateSummary,
     ReadEpochSummary,
@@ -312,6 +360,7 @@ enum class Statement {
     SelectRun,
     LoadCurve,
     MetricsAfter,
+    AllRowsOfRun,
     Rename,
     SetTags,
     DeleteRun,
@@ -343,12 +392,16 @@ QString statement_sql(Statement statement) {
             return QStringLiteral(
                 "INSERT INTO runs (name, tags_json, config_json, state, machine, created, pid, "
                 "host, heartbeat) VALUES (?, ?, ?, 'created', ?, ?, ?, ?, ?)");
-        case Statement::ImportRun:
+        case Statement::BeginImport:
             return QStringLiteral(
-                "INSERT INTO runs (name, tags_json, config_json, state, message, info_json, "
-                "machine, created, started_at, ended_at, steps, epochs, train_seconds, "
-                "best_val_accuracy, mean_images_per_s, targets_json, other_programs_share) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+                "INSERT INTO runs (name, config_json, state, created) VALUES ('', '{}', "
+                "'interrupted', ?)");
+        case Statement::FinishImport:
+            return QStringLiteral(
+                "UPDATE runs SET name = ?, tags_json = ?, config_json = ?, state = ?, message = "
+                "?, info_json = ?, machine = ?, created = ?, started_at = ?, ended_at = ?, steps "
+                "= ?, epochs = ?, train_seconds = ?, best_val_accuracy = ?, mean_images_per_s = "
+                "?, targets_json = ?, other_programs_share = ? WHERE id = ?");
         case Statement::MarkStarted:
             return QStringLiteral(
                 "UPDATE runs SET state = 'running', info_json = ?, started_at = ?, pid = ?, "
@@ -395,6 +448,9 @@ QString statement_sql(Statement statement) {
             return QStringLiteral(
                 "SELECT name, step, epoch, wall_time, value FROM metrics WHERE run_id = ? AND "
                 "step > ? ORDER BY step");
+        case Statement::AllRowsOfRun:
+            return QStringLiteral(
+                "SELECT name, step, epoch, wall_time, value FROM metrics WHERE run_id = ?");
         case Statement::Rename:
             return QStringLiteral("UPDATE runs SET name = ? WHERE id = ?");
         case Statement::SetTags:
@@ -420,14 +476,35 @@ struct RunStore::Connection {
         ~Name() { QSqlDatabase::removeDatabase(text); }
     };
 
-    explicit Connection(const QString& store_path) : path(store_path) {
+    // `read_only`: opened for reading alone. SQLite reads a WAL store read-only only where it
+    // can make the -shm file beside it; in a read-only folder the store is read as immutable
+    // (nothing else can write there either), which needs an empty -wal.
+    Connection(const QString& store_path, bool read_only)
+        : path(store_path), reading_only(read_only) {
         db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), name.text);
         if (!db.isValid())
             throw StoreError(StoreError::Kind::Unreadable,
                              QStringLiteral("Qt's SQLite driver (QSQLITE) is missing: install "
                                             "it (Debian: libqt6sql6-sqlite)"));
+        QString options = QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000");
         db.setDatabaseName(path);
-        db.setConnectOptions(QStringLiteral("QSQLITE_BUSY_TIMEOUT=5000"));
+        if (read_only) {
+            options += QStringLiteral(";QSQLITE_OPEN_READONLY;QSQLITE_OPEN_URI");
+            const QFileInfo wal(path + QStringLiteral("-wal"));
+            const bool folder_writable =
+                ::access(QFile::encodeName(QFileInfo(path).absolutePath()).constData(), W_OK) == 0;
+            if (!folder_writable && wal.exists() && wal.size() > 0)
+                throw StoreError(StoreError::Kind::Unreadable,
+                                 QStringLiteral("%1 holds runs not yet moved out of its journal "
+                                                "%2, and its folder is read-only: make the folder "
+                                                "writable, then read it again")
+                                     .arg(path, wal.filePath()));
+            db.setDatabaseName(
+                QUrl::fromLocalFile(QFileInfo(path).absoluteFilePath())
+                    .toString(QUrl::FullyEncoded) +
+                (folder_writable ? QStringLiteral("?mode=ro") : QStringLiteral("?immutable=1")));
+        }
+        db.setConnectOptions(options);
         if (!db.open())
             throw store_error(path, db.lastError());
     }
@@ -497,6 +574,71 @@ struct RunStore::Connection {
         }
     }
 
+    // Ends a loop over `query`'s rows: a damaged page ends next() early, and only the error
+    // tells that from the last row.
+    void finish_reading(QSqlQuery& query) {
+        const QSqlError error = query.lastError();
+        query.finish();
+        if (error.type() != QSqlError::NoError)
+            throw store_error(path, error);
+    }
+
+    // Whether every value of run `id` (its row and each metric row) reads without an error.
+    bool run_reads_whole(std::int64_t id) {
+        for (const Statement which : {Statement::SelectRun, Statement::AllRowsOfRun}) {
+            try {
+                QSqlQuery& query = run(which, {qint64(id)});
+                while (query.next())
+                    for (int column = 0; column < query.record().count(); ++column)
+                        query.value(column);
+                finish_reading(query);
+            } catch (const StoreError&) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // PRAGMA quick_check: the b-trees and the records' formats, every page read once (not the
+    // indexes against the tables: integrity_check's extra, several times the cost). On a
+    // finding, which runs still read whole.
+    void check_integrity() {
+        damage = find_damage();
+        checked = true;
+    }
+
+    std::optional<StoreDamage> find_damage() {
+        QSqlQuery check(db);
+        check.setForwardOnly(true);
+        QString problem;
+        if (!check.exec(QStringLiteral("PRAGMA quick_check(1)")))
+            problem = error_text(check.lastError());
+        else if (check.next() && check.value(0).toString() != QLatin1String("ok"))
+            problem = check.value(0)
+                          .toString()
+                          .remove(QStringLiteral("*** in database main ***"))
+                          .simplified();
+        else if (check.lastError().type() != QSqlError::NoError)
+            problem = error_text(check.lastError());
+        check.finish();
+        if (problem.isEmpty())
+            return std::nullopt;
+        StoreDamage found;
+        found.problem = problem;
+        QSqlQuery ids(db);
+        ids.setForwardOnly(true);
+        found.run_list_readable = ids.exec(QStringLiteral("SELECT id FROM runs ORDER BY id"));
+        std::vector<std::int64_t> all;
+        while (found.run_list_readable && ids.next())
+            all.push_back(ids.value(0).toLongLong());
+        found.run_list_readable =
+            found.run_list_readable && ids.lastError().type() == QSqlError::NoError;
+        ids.finish();
+        for (const std::int64_t id : all)
+            (run_reads_whole(id) ? found.readable_runs : found.unreadable_runs).push_back(id);
+        return found;
+    }
+
     // Runs an update of one run's row; NotFound when there is no such run.
     void update_run(Statement which, std::int64_t id, std::initializer_list<QVariant> values) {
         QSqlQuery& query = run(which, values);
@@ -521,6 +663,13 @@ struct RunStore::Connection {
     // Runs `body` in one write transaction: all of it is committed, or none.
     template <typename Body>
     void write(Body&& body) {
+        if (damage)
+            throw damaged_store(path, *damage);
+        if (reading_only)
+            throw StoreError(StoreError::Kind::WriteFailed,
+                             QStringLiteral("%1 was opened for reading only: nothing was "
+                                            "changed")
+                                 .arg(path));
         if (const auto hook = store_write_hook.load(std::memory_order_acquire))
             hook(db);
         run(Statement::Begin, {});
@@ -604,6 +753,9 @@ struct RunStore::Connection {
     void mark_interrupted_runs();
 
     const QString path;
+    const bool reading_only;
+    bool checked = false;  // check_integrity() ran
+    std::optional<StoreDamage> damage;
     const Name name;
     QSqlDatabase db;
     std::array<std::optional<QSqlQuery>, std::size_t(Statement::Count)> statements;
@@ -652,7 +804,7 @@ void RunStore::Connection::mark_interrupted_runs() {
                          ? QDateTime::currentDateTimeUtc()
                          : QDateTime::fromMSecsSinceEpoch(heartbeat.toLongLong(), Qt::UTC)});
     }
-    query.finish();
+    finish_reading(query);
     if (dead.empty())
         return;
     write([&] {
@@ -781,8 +933,25 @@ RunStore::~RunStore() = default;
 
 std::unique_ptr<RunStore> RunStore::open(const QString& path, StoreAccess access) {
     check_file(path, access);
-    auto connection = std::make_unique<Connection>(path);
+    const QString read_only = QFileInfo::exists(path) ? read_only_advice(path) : QString();
+    if (!read_only.isEmpty() && access != StoreAccess::Read)
+        throw StoreError(StoreError::Kind::Unreadable, read_only);
+    auto connection = std::make_unique<Connection>(path, !read_only.isEmpty());
     const int version = connection->check_is_store();
+    if (QFileInfo(path).size() <= largest_store_checked_at_open) {
+        connection->check_integrity();
+        if (connection->damage && access != StoreAccess::Read)
+            throw damaged_store(path, *connection->damage);
+    }
+    if (connection->damage || !read_only.isEmpty()) {
+        // Read as it is: nothing is written to a damaged or read-only store.
+        if (!connection->damage && version != schema_version)
+            throw StoreError(StoreError::Kind::Unreadable,
+                             QStringLiteral("%1 was written by an older ScaleLab and must be "
+                                            "upgraded once before this one reads it: %2")
+                                 .arg(path, read_only));
+        return std::unique_ptr<RunStore>(new RunStore(std::move(connection)));
+    }
     connection->configure();
     connection->migrate(version);
     connection->mark_interrupted_runs();
@@ -798,6 +967,47 @@ QString RunStore::default_path() {
 
 QString RunStore::path() const {
     return connection_->path;
+}
+
+const std::optional<StoreDamage>& RunStore::damage() const {
+    return connection_->damage;
+}
+
+const std::optional<StoreDamage>& RunStore::check_integrity() {
+    connection_->check_integrity();
+    return connection_->damage;
+}
+
+void RunStore::require_sound() {
+    if (!connection_->checked)
+        connection_->check_integrity();
+    if (connection_->damage)
+        throw damaged_store(connection_->path, *connection_->damage);
+}
+
+void RunStore::check_writable() const {
+    Connection& c = *connection_;
+    c.write([] {});
+    --c.own_commits;  // nothing was committed
+}
+
+QString readable_runs_text(const StoreDamage& damage) {
+    if (!damage.run_list_readable && damage.readable_runs.empty())
+        return QStringLiteral("not even its list of runs can be read");
+    if (damage.readable_runs.empty())
+        return QStringLiteral("no run can be read in full (%1 %2 cannot)")
+            .arg(runs_word(damage.unreadable_runs), id_list(damage.unreadable_runs));
+    QString text = QStringLiteral("%1 %2 can still be read in full")
+                       .arg(runs_word(damage.readable_runs), id_list(damage.readable_runs));
+    if (!damage.unreadable_runs.empty())
+        text += QStringLiteral(", %1 %2 cannot")
+                    .arg(runs_word(damage.unreadable_runs), id_list(damage.unreadable_runs));
+    if (!damage.run_list_readable)
+        text +=
+            QStringLiteral(", and the list of runs breaks off after run %1")
+                .arg(std::max(damage.readable_runs.back(),
+                              damage.unreadable_runs.empty() ? 0 : damage.unreadable_runs.back()));
+    return text;
 }
 
 std::int64_t RunStore::create_run(const RunSpec& spec, const QString& name,
@@ -880,7 +1090,7 @@ std::vector<StoredRun> RunStore::list_runs() const {
     std::vector<StoredRun> runs;
     while (query.next())
         runs.push_back(read_run(query, c.path));
-    query.finish();
+    c.finish_reading(query);
     return runs;
 }
 
@@ -888,7 +1098,7 @@ StoredRun RunStore::run(std::int64_t id) const {
     Connection& c = *connection_;
     QSqlQuery& query = c.run(Statement::SelectRun, {qint64(id)});
     if (!query.next()) {
-        query.finish();
+        c.finish_reading(query);
         throw not_found(c.path, id);
     }
     StoredRun stored = read_run(query, c.path);
@@ -913,26 +1123,25 @@ RunRecord RunStore::load_record(std::int64_t id) const {
     record.epoch = stored.epochs;
     record.train_seconds = stored.train_seconds;
 
+    // The summary's counts size the curves; bounded, since a store may say anything.
+    constexpr std::int64_t largest_reserve = std::int64_t(1) << 22;
     for (const Metric metric : all_metrics) {
         const bool per_epoch = metric == Metric::ValLoss || metric == Metric::ValAccuracy;
-        record.curve(metric).reserve(std::size_t(per_epoch ? stored.epochs : stored.steps));
+        const std::int64_t expected = per_epoch ? stored.epochs : stored.steps;
+        record.curve(metric).reserve(
+            std::size_t(std::clamp<std::int64_t>(expected, 0, largest_reserve)));
     }
     const double batch = stored.info.global_batch;
-    Connection& c = *connection_;
     // One range scan per curve: no name to read back and compare on each row.
     for (const Metric metric : all_metrics) {
         std::vector<MetricPoint>& curve = record.curve(metric);
-        QSqlQuery& query =
-            c.run(Statement::LoadCurve, {qint64(id), metric_names()[std::size_t(metric)]});
-        while (query.next()) {
-            const std::int64_t step = query.value(0).toLongLong();
-            curve.push_back(MetricPoint{.step = step,
-                                        .epoch = query.value(1).toInt(),
-                                        .samples = double(step) * batch,
-                                        .seconds = query.value(2).toDouble(),
-                                        .value = metric_value_from(query.value(3))});
-        }
-        query.finish();
+        for_each_row(id, metric, [&](const MetricRow& row) {
+            curve.push_back(MetricPoint{.step = row.step,
+                                        .epoch = row.epoch,
+                                        .samples = double(row.step) * batch,
+                                        .seconds = row.wall_time,
+                                        .value = row.value});
+        });
     }
     record.epochs = rebuild_epochs(record, stored.mean_images_per_s);
     if (!record.epochs.empty() && stored.other_programs_share)
@@ -947,12 +1156,32 @@ std::vector<MetricRow> RunStore::metrics(std::int64_t id, std::int64_t after_ste
     while (query.next())
         if (const std::optional<Metric> metric = metric_from_name(query.value(0).toString()))
             rows.push_back(read_metric_row(query, *metric));
-    query.finish();
+    c.finish_reading(query);
+
     // Rows of one step come in any order from SQLite; Metric order makes them predictable.
     std::stable_sort(rows.begin(), rows.end(), [](const MetricRow& a, const MetricRow& b) {
         return a.step != b.step ? a.step < b.step : a.metric < b.metric;
     });
     return rows;
+}
+
+void RunStore::for_each_row(std::int64_t id, Metric metric,
+                            const std::function<void(const MetricRow&)>& visit) const {
+    Connection& c = *connection_;
+    QSqlQuery& query =
+        c.run(Statement::LoadCurve, {qint64(id), metric_names()[std::size_t(metric)]});
+    try {
+        while (query.next())
+            visit(MetricRow{.step = query.value(0).toLongLong(),
+                            .epoch = query.value(1).toInt(),
+                            .wall_time = query.value(2).toDouble(),
+                            .metric = metric,
+                            .value = metric_value_from(query.value(3))});
+    } catch (...) {
+        query.finish();
+        throw;
+    }
+    c.finish_reading(query);
 }
 
 std::int64_t RunStore::change_counter() const {
@@ -967,11 +1196,15 @@ void RunStore::rename(std::int64_t id, const QString& name) {
     if (name.trimmed().isEmpty())
         throw StoreError(StoreError::Kind::WriteFailed,
                          QStringLiteral("a run needs a name: type at least one letter"));
+    if (const QString problem = run_name_problem(name); !problem.isEmpty())
+        throw StoreError(StoreError::Kind::WriteFailed, problem);
     Connection& c = *connection_;
     c.write([&] { c.update_run(Statement::Rename, id, {name, qint64(id)}); });
 }
 
 void RunStore::set_tags(std::int64_t id, const QStringList& tags) {
+    if (const QString problem = tags_problem(tags); !problem.isEmpty())
+        throw StoreError(StoreError::Kind::WriteFailed, problem);
     Connection& c = *connection_;
     c.write([&] {
         c.update_run(Statement::SetTags, id, {compact_json(tags_to_json(tags)), qint64(id)});
@@ -991,31 +1224,49 @@ std::int64_t RunStore::insert_run(const StoredRun& run, const std::vector<Metric
 }
 
 std::vector<std::int64_t> RunStore::insert_runs(const std::vector<RunWithMetrics>& runs) {
-    Connection& c = *connection_;
     std::vector<std::int64_t> ids;
-    c.write([&] {
+    insert_streamed([&](Insertion& insertion) {
         for (const auto& [stored, rows] : runs) {
-            QSqlQuery& query = c.run(
-                Statement::ImportRun,
-                {stored.name, compact_json(tags_to_json(stored.tags)),
-                 compact_json(run_spec_to_json(stored.spec)), state_name(stored.state),
-                 stored.message,
-                 stored.started ? QVariant(compact_json(run_info_to_json(stored.info)))
-                                : QVariant(),
-                 stored.machine,
-                 time_value(stored.created.isValid() ? stored.created
-                                                     : QDateTime::currentDateTimeUtc()),
-                 time_value(stored.started_at), time_value(stored.ended_at), qint64(stored.steps),
-                 stored.epochs, stored.train_seconds, optional_value(stored.best_val_accuracy),
-                 optional_value(stored.mean_images_per_s),
-                 compact_json(targets_to_json(stored.targets)),
-                 optional_value(stored.other_programs_share)});
-            const std::int64_t id = query.lastInsertId().toLongLong();
-            c.insert_metrics(id, rows);
+            const std::int64_t id = insertion.begin_run();
+            insertion.add_rows(id, rows);
+            insertion.finish_run(id, stored);
             ids.push_back(id);
         }
     });
     return ids;
+}
+
+void RunStore::insert_streamed(const std::function<void(Insertion&)>& fill) {
+    Connection& c = *connection_;
+    c.write([&] {
+        Insertion insertion(c);
+        fill(insertion);
+    });
+}
+
+std::int64_t RunStore::Insertion::begin_run() {
+    // A placeholder until finish_run: nothing outside the transaction ever sees it.
+    return connection_.run(Statement::BeginImport, {time_value(QDateTime::currentDateTimeUtc())})
+        .lastInsertId()
+        .toLongLong();
+}
+
+void RunStore::Insertion::add_rows(std::int64_t id, const std::vector<MetricRow>& rows) {
+    connection_.insert_metrics(id, rows);
+}
+
+void RunStore::Insertion::finish_run(std::int64_t id, const StoredRun& stored) {
+    connection_.update_run(
+        Statement::FinishImport, id,
+        {stored.name, compact_json(tags_to_json(stored.tags)),
+         compact_json(run_spec_to_json(stored.spec)), state_name(stored.state), stored.message,
+         stored.started ? QVariant(compact_json(run_info_to_json(stored.info))) : QVariant(),
+         stored.machine,
+         time_value(stored.created.isValid() ? stored.created : QDateTime::currentDateTimeUtc()),
+         time_value(stored.started_at), time_value(stored.ended_at), qint64(stored.steps),
+         stored.epochs, stored.train_seconds, optional_value(stored.best_val_accuracy),
+         optional_value(stored.mean_images_per_s), compact_json(targets_to_json(stored.targets)),
+         optional_value(stored.other_programs_share), qint64(id)});
 }
 
 void fault_injection::set_store_write_hook(StoreWriteHook hook) {

@@ -5,6 +5,7 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -37,9 +38,26 @@ class StoreError : public std::runtime_error {
     Kind kind_;
 };
 
-// Whether opening a store may create it: recording does; reading (listing, showing, exporting,
-// deleting runs) never does, so that a mistyped path is an error, not a new empty store.
-enum class StoreAccess { CreateIfMissing, MustExist };
+// What a caller of RunStore::open does with the store. Only recording and importing create a
+// store, so that a mistyped path is an error, not a new empty store.
+enum class StoreAccess {
+    CreateIfMissing,  // recording and importing: creates the file (and its folder)
+    MustExist,        // changing stored runs (deleting): never creates
+    Read,             // listing, showing, exporting: never creates, and also opens a store that
+                      // is read-only (its file or its folder) or damaged (RunStore::damage())
+};
+
+// What SQLite's quick_check found wrong with a store, and which runs can still be read in full
+// (their row and every metric row, read without an error).
+struct StoreDamage {
+    QString problem;  // quick_check's first finding, e.g. "Page 11: btreeInitPage() ..."
+    std::vector<std::int64_t> readable_runs;
+    std::vector<std::int64_t> unreadable_runs;
+    bool run_list_readable = true;  // false: not even the list of runs could be read
+};
+
+// "runs 1 and 3 can still be read in full, run 2 cannot", for messages about a damaged store.
+QString readable_runs_text(const StoreDamage& damage);
 
 // One value of one curve of one stored run: the `metrics` table's row.
 struct MetricRow {
@@ -88,17 +106,23 @@ struct RunWithMetrics {
 // transaction. Errors are thrown as StoreError; nothing is ever deleted or overwritten to
 // "repair" a file that cannot be opened.
 class RunStore {
+    struct Connection;
+
   public:
     // The schema this build writes; files with a higher user_version are refused (NewerSchema).
     static constexpr int schema_version = 3;
 
     // Opens the store at `path`, creating the file (and its folder) when absent (unless `access`
-    // is MustExist: then StoreError::Kind::Missing, and nothing is created) and migrating an
-    // older schema in one transaction. Marks as Interrupted every run left "running" (or queued)
-    // by a process that no longer runs (same host: its pid is gone, or a running run has been
-    // silent for ten minutes, its pid reused; another host: no heartbeat for a minute). Checks
-    // the file before it writes anything: what is not a store, or is damaged or newer, is left
-    // exactly as it was.
+    // says it must exist: then StoreError::Kind::Missing, and nothing is created) and migrating
+    // an older schema in one transaction. Marks as Interrupted every run left "running" (or
+    // queued) by a process that no longer runs (same host: its pid is gone, or a running run has
+    // been silent for ten minutes, its pid reused; another host: no heartbeat for a minute).
+    // Checks the file before it writes anything: what is not a store, or is newer, is left
+    // exactly as it was. Runs SQLite's quick_check on a store of up to 64 MiB (it reads every
+    // page: about 2 s per GB): a damaged store is refused (Corrupt, naming the runs still
+    // readable) unless `access` is Read; then it is opened without writing anything and
+    // damage() says what is wrong. A store found damaged is never written. A store that cannot
+    // be written (a read-only file or folder) opens only for Read.
     static std::unique_ptr<RunStore> open(const QString& path,
                                           StoreAccess access = StoreAccess::CreateIfMissing);
     // The user's default store: QStandardPaths::AppDataLocation/runs.sqlite of the GUI
@@ -110,6 +134,16 @@ class RunStore {
     RunStore& operator=(const RunStore&) = delete;
 
     QString path() const;
+    // What quick_check last found; nothing for a sound store, or one not checked yet.
+    const std::optional<StoreDamage>& damage() const;
+    // Runs quick_check now, whatever the store's size (before an export), and returns damage().
+    const std::optional<StoreDamage>& check_integrity();
+    // Before recording into the store: checks it unless done, and throws Corrupt (naming the
+    // runs still readable) when it is damaged.
+    void require_sound();
+    // Waits for the write lock (the busy timeout) and lets it go: Locked when another program
+    // holds it, so that a command can say so before it asks a question or reads a file.
+    void check_writable() const;
 
     // Writing a run's life: created (queued) -> started -> metrics (many batches) -> ended.
     // An empty name becomes "run <id>". Records this process and host (crash detection).
@@ -126,6 +160,10 @@ class RunStore {
     RunRecord load_record(std::int64_t id) const;  // summary and every curve
     // The rows with step > after_step, ordered by step, then by Metric.
     std::vector<MetricRow> metrics(std::int64_t id, std::int64_t after_step = 0) const;
+    // Each row of one curve of run `id`, in step order, without holding the curve in memory
+    // (exports of runs of any length).
+    void for_each_row(std::int64_t id, Metric metric,
+                      const std::function<void(const MetricRow&)>& visit) const;
     // Changes whenever any connection (this process or another) commits: cheap polling for
     // "has anything changed" (PRAGMA data_version plus this connection's own writes).
     std::int64_t change_counter() const;
@@ -134,7 +172,8 @@ class RunStore {
     // a killed process commits nothing more that change_counter() could show.
     void mark_interrupted_runs();
 
-    // Editing. A blank name is refused (WriteFailed, saying so). delete_runs deletes the runs
+    // Editing. A blank name, and a name or tags that run_labels.h refuses, are refused
+    // (WriteFailed, saying why). delete_runs deletes the runs
     // with their metrics, or none of them when one id is not there (NotFound).
     void rename(std::int64_t id, const QString& name);
     void set_tags(std::int64_t id, const QStringList& tags);
@@ -145,8 +184,24 @@ class RunStore {
     // Adds several runs in one transaction: all or none. The new ids, in the order given.
     std::vector<std::int64_t> insert_runs(const std::vector<RunWithMetrics>& runs);
 
+    // Adds runs whose rows arrive in pieces (an import streamed from a file of any size), in one
+    // transaction: `fill` calls begin_run() for each run, add_rows() as its rows come and
+    // finish_run() with its fields once they are known. All or none: when `fill` throws, the
+    // transaction is rolled back and the exception passed on.
+    class Insertion {
+      public:
+        std::int64_t begin_run();
+        void add_rows(std::int64_t id, const std::vector<MetricRow>& rows);
+        void finish_run(std::int64_t id, const StoredRun& run);
+
+      private:
+        friend class RunStore;
+        explicit Insertion(Connection& connection) : connection_(connection) {}
+        Connection& connection_;
+    };
+    void insert_streamed(const std::function<void(Insertion&)>& fill);
+
   private:
-    struct Connection;
     explicit RunStore(std::unique_ptr<Connection> connection);
     std::unique_ptr<Connection> connection_;
 };

@@ -64,4 +64,9 @@ QString write_whole_file(const QString& path, const std::function<bool(QIODevice
     return {};
 }
 
+QString cannot_write_message(const QString& path, const QString& reason) {
+    return QObject::tr("Cannot write %1: %2. Choose another folder or file name.")
+        .arg(QDir::toNativeSeparators(path), reason);
+}
+
 }  // namespace scalelab

@@ -19,4 +19,7 @@ namespace scalelab {
 // Follows a symbolic link to a regular file and writes that file.
 QString write_whole_file(const QString& path, const std::function<bool(QIODevice&)>& write);
 
+// What a dialog or the CLI says when write_whole_file gave `reason` for `path`.
+QString cannot_write_message(const QString& path, const QString& reason);
+
 }  // namespace scalelab

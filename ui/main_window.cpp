@@ -767,13 +767,8 @@ bool MainWindow::importRuns(const QString& path, std::vector<int>* imported, QSt
         *error = tr("Open a run store first: imported runs are added to it.");
         return false;
     }
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly)) {
-        *error = tr("Cannot read %1: %2").arg(native(path), file.errorString());
-        return false;
-    }
     try {
-        const std::vector<std::int64_t> ids = import_runs(*store, file.readAll());
+        const std::vector<std::int64_t> ids = import_runs_file(*store, path);
         runs_.refresh();
         imported->assign(ids.begin(), ids.end());
         return true;

@@ -99,6 +99,7 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
         try {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
+            store->require_sound();
         } catch (const StoreError& error) {
             return report_store_error(error, lesson_help_command, lesson_store_advice);
         }

@@ -216,15 +216,9 @@ int export_action(const RunStore& store, const RunsOptions& options) {
 }
 
 int import_action(RunStore& store, const RunsOptions& options) {
-    const QString path = QString::fromStdString(options.file);
-    QFile file(path);
-    if (!file.open(QIODevice::ReadOnly))
-        return report_problems(
-            {"cannot read " + options.file + ": " + file.errorString().toStdString()},
-            help_command(RunsAction::Import));
     std::vector<std::int64_t> ids;
     try {
-        ids = scalelab::import_runs(store, file.readAll());
+        ids = import_runs_file(store, QString::fromStdString(options.file));
     } catch (const ExchangeError& error) {
         return report_problems({options.file + ": " + error.what() + "\nnothing was imported"},
                                help_command(RunsAction::Import));
@@ -232,6 +226,45 @@ int import_action(RunStore& store, const RunsOptions& options) {
     for (std::int64_t id : ids)
         print(QStringLiteral("imported run %1: %2\n").arg(id).arg(store.run(id).name));
     return exit_ok;
+}
+
+// Only an import creates a store; list, show and export read one as it is: read-only, or
+// damaged (what can be read, and the damage said).
+StoreAccess store_access(RunsAction action) {
+    switch (action) {
+        case RunsAction::Import:
+            return StoreAccess::CreateIfMissing;
+        case RunsAction::Delete:
+            return StoreAccess::MustExist;
+        case RunsAction::List:
+        case RunsAction::Show:
+        case RunsAction::Export:
+            break;
+    }
+    return StoreAccess::Read;
+}
+
+// After a command that read a damaged store: what is wrong and what can still be read; exit 2.
+int report_damage(const RunStore& store, RunsAction action) {
+    const StoreDamage& damage = *store.damage();
+    return report_problems({QStringLiteral("%1 is damaged (%2): %3; export the runs that can be "
+                                           "read and import them into a new store")
+                                .arg(QDir::toNativeSeparators(store.path()), damage.problem,
+                                     readable_runs_text(damage))
+                                .toStdString()},
+                           help_command(action));
+}
+
+// Before the action: an export checks the whole store, however large (what is exported must be
+// whole), an import checks it before it adds to it, and the actions that write find out whether
+// another program holds the store's lock before they ask a question or read a file.
+void prepare_store(RunStore& store, RunsAction action) {
+    if (action == RunsAction::Export)
+        store.check_integrity();
+    if (action == RunsAction::Import)
+        store.require_sound();
+    if (action == RunsAction::Import || action == RunsAction::Delete)
+        store.check_writable();
 }
 
 // Asks on the terminal; true when the answer is yes.
@@ -274,7 +307,23 @@ int delete_action(RunStore& store, const RunsOptions& options) {
     return exit_ok;
 }
 
-int run_action(RunsAction action, const std::vector<std::string>& args) {
+int run_action(RunStore& store, RunsAction action, const RunsOptions& options) {
+    switch (action) {
+        case RunsAction::List:
+            return list_action(store, options);
+        case RunsAction::Show:
+            return show_action(store, options.ids.front());
+        case RunsAction::Export:
+            return export_action(store, options);
+        case RunsAction::Import:
+            return import_action(store, options);
+        case RunsAction::Delete:
+            return delete_action(store, options);
+    }
+    return exit_failed;
+}
+
+int parse_and_run(RunsAction action, const std::vector<std::string>& args) {
     const ParsedRunsOptions parsed = parse_runs_options(action, args);
     const RunsOptions& options = parsed.options;
     if (options.help) {
@@ -285,34 +334,22 @@ int run_action(RunsAction action, const std::vector<std::string>& args) {
         return report_problems(parsed.problems, help_command(action));
     const QString path =
         options.store.empty() ? RunStore::default_path() : QString::fromStdString(options.store);
-    // Only an import writes runs into a store; the other actions read (or delete from) one
-    // that must be there.
-    const StoreAccess access =
-        action == RunsAction::Import ? StoreAccess::CreateIfMissing : StoreAccess::MustExist;
-    if (access == StoreAccess::MustExist && options.store.empty() && action == RunsAction::List &&
-        !QFileInfo::exists(path)) {
+    if (options.store.empty() && action == RunsAction::List && !QFileInfo::exists(path)) {
         print(QStringLiteral("No runs recorded yet (there is no run store at %1).\n")
                   .arg(QDir::toNativeSeparators(path)));
         return exit_ok;
     }
+    std::unique_ptr<RunStore> store;
     try {
-        const std::unique_ptr<RunStore> store = RunStore::open(path, access);
-        switch (action) {
-            case RunsAction::List:
-                return list_action(*store, options);
-            case RunsAction::Show:
-                return show_action(*store, options.ids.front());
-            case RunsAction::Export:
-                return export_action(*store, options);
-            case RunsAction::Import:
-                return import_action(*store, options);
-            case RunsAction::Delete:
-                return delete_action(*store, options);
-        }
+        store = RunStore::open(path, store_access(action));
+        prepare_store(*store, action);
+        const int code = run_action(*store, action, options);
+        return store->damage() ? report_damage(*store, action) : code;
     } catch (const StoreError& error) {
+        if (store && store->damage())
+            return report_damage(*store, action);
         return report_store_error(error, help_command(action));
     }
-    return exit_failed;
 }
 
 }  // namespace
@@ -328,7 +365,7 @@ int run_runs_command(const std::vector<std::string>& args) {
         return report_problems({"runs takes list, show, export, import or delete (got '" + word +
                                 "'): scalelab-cli runs list"},
                                runs_help_command);
-    return run_action(*action, std::vector<std::string>(args.begin() + 1, args.end()));
+    return parse_and_run(*action, std::vector<std::string>(args.begin() + 1, args.end()));
 }
 
 }  // namespace scalelab::cli

@@ -122,6 +122,7 @@ int run_train_command(const std::vector<std::string>& args) {
         try {
             store = RunStore::open(options.store.empty() ? RunStore::default_path()
                                                          : QString::fromStdString(options.store));
+            store->require_sound();
         } catch (const StoreError& error) {
             return report_store_error(error, train_help_command, train_store_advice);
         }

@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -241,6 +243,23 @@ const std::vector<BrokenRun>& broken_runs() {
          {"summary.targets item 1.target", "missing"}},
         {"unknown field", [](QJsonObject& run) { run["colour"] = 3; }, {"colour", "unknown field"}},
         {"name missing", [](QJsonObject& run) { run.remove("name"); }, {"name: missing"}},
+        {"more devices than its config ran",
+         [](QJsonObject& run) { set_in(run, "info", "devices", 1000); },
+         {"info.devices", "1000 devices, but its config asks for 2"}},
+        {"name of 201 characters",
+         [](QJsonObject& run) { run["name"] = QString(201, QLatin1Char('n')); },
+         {"name", "at most 200 characters, this one has 201"}},
+        {"33 tags",
+         [](QJsonObject& run) {
+             QJsonArray tags;
+             for (int i = 0; i < 33; ++i)
+                 tags.append(QStringLiteral("t%1").arg(i));
+             run["tags"] = tags;
+         },
+         {"tags", "at most 32 tags"}},
+        {"message of 70000 characters",
+         [](QJsonObject& run) { run["message"] = QString(70'000, QLatin1Char('m')); },
+         {"message", "70000 characters"}},
     };
     return cases;
 }
@@ -354,6 +373,22 @@ class TestRunExchange : public QObject {
         QTest::newRow("run not an object")
             << QByteArray(R"({"format": "scalelab-runs", "version": 1, "runs": [7]})")
             << QStringList{"run 1: must be an object"};
+        QTest::newRow("a config key given twice")
+            << QByteArray(R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": "a",
+                "state": "finished", "config": {"batch": 8, "batch": 16}}]})")
+            << QStringList{"run 1 (\"a\"), config", "the key \"batch\" is given twice"};
+        QTest::newRow("a curve given twice")
+            << QByteArray(R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": "a",
+                "state": "finished", "config": {}, "metrics": {"lr": [], "lr": []}}]})")
+            << QStringList{"run 1 (\"a\"), metrics", "the key \"lr\" is given twice"};
+        QTest::newRow("runs before the format")
+            << QByteArray(R"({"runs": [], "format": "scalelab-runs", "version": 1})")
+            << QStringList{"not a ScaleLab runs file", "first"};
+        QTest::newRow("nested 40 deep")
+            << (QByteArray(R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": "a",
+                "config": {"x": )") +
+                QByteArray(40, '[') + QByteArray(40, ']') + "}}]}")
+            << QStringList{"run 1 (\"a\"), config.x", "nested more than 32 levels"};
     }
     void malformed_file_is_refused() {
         QFETCH(QByteArray, document);
@@ -376,6 +411,36 @@ class TestRunExchange : public QObject {
         QCOMPARE(rows[0].wall_time, 0.25);
         QCOMPARE(rows[0].value, 2.5);
         QVERIFY(std::isnan(rows[1].value));
+    }
+
+    // A file written by hand may give a run's fields in any order, its metrics first.
+    void fields_may_come_in_any_order() {
+        const QByteArray file = R"({"format": "scalelab-runs", "runs": [
+            {"metrics": {"train_loss": [[1, 1, 0.25, 2.5]]}, "config": {"batch": 8},
+             "state": "finished", "name": "metrics first"}], "version": 1})";
+        const std::vector<std::int64_t> ids = import_runs(*target_, file);
+        QCOMPARE(ids.size(), std::size_t(1));
+        QCOMPARE(target_->run(ids[0]).name, QStringLiteral("metrics first"));
+        QCOMPARE(target_->metrics(ids[0]).size(), std::size_t(1));
+    }
+
+    // A value of megabytes is named in a message, not echoed whole.
+    void a_huge_value_is_cut_in_the_message() {
+        const QByteArray huge(4 << 20, 'x');
+        for (const QByteArray& file :
+             {R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": ")" + huge +
+                  R"(", "state": "finished", "config": {}}]})",
+              R"({"format": "scalelab-runs", "version": 1, "runs": [{")" + huge + R"(": 1}]})",
+              R"({"format": "scalelab-runs", "version": 1, "runs": [{"name": "a", "state": ")" +
+                  huge + R"(", "config": {}}]})"}) {
+            try {
+                import_runs(*target_, file);
+                QFAIL("a file with a 4 MB value was imported");
+            } catch (const ExchangeError& error) {
+                QVERIFY2(std::strlen(error.what()) < 1000, error.what());
+                QVERIFY2(QByteArray(error.what()).contains("4194304 characters"), error.what());
+            }
+        }
     }
 
     void file_without_runs_imports_nothing() {

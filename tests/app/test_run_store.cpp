@@ -396,6 +396,18 @@ class TestRunStore : public QObject {
         QCOMPARE(file_bytes(path), bytes);
     }
 
+    // The rules of run_labels.h, as for --name, --tag and an imported run.
+    void namesAndTagsOutsideTheRulesAreRefused() {
+        auto store = RunStore::open(dir_.filePath(QStringLiteral("labels.sqlite")));
+        const std::int64_t id = store->create_run(RunSpec{}, QStringLiteral("kept"));
+        QVERIFY_THROWS_EXCEPTION(StoreError, store->rename(id, QString(201, QLatin1Char('n'))));
+        QVERIFY_THROWS_EXCEPTION(StoreError,
+                                 store->set_tags(id, {QStringLiteral("ok"), QString()}));
+        QVERIFY_THROWS_EXCEPTION(StoreError, store->set_tags(id, {QString(65, QLatin1Char('t'))}));
+        store->rename(id, QString(200, QLatin1Char('n')));
+        QCOMPARE(store->run(id).name.size(), qsizetype(200));
+    }
+
     void anotherProgramsDatabaseIsLeftAlone() {
         const QString path = dir_.filePath(QStringLiteral("other.sqlite"));
         {

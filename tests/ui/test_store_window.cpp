@@ -247,7 +247,8 @@ class TestStoreWindow : public QObject {
         const QString store = folder_.filePath(QStringLiteral("store.sqlite"));
         QVERIFY(app_->window.openStore(store));
         QVERIFY(!app_->window.importRuns(file, &imported, &error));
-        QVERIFY2(error.startsWith(QStringLiteral("Cannot read %1: ").arg(native)),
+        QVERIFY2(error.startsWith(
+                     QStringLiteral("Nothing was imported from %1: cannot read it: ").arg(native)),
                  qPrintable(error));
         QFile bad(file);
         QVERIFY(bad.open(QIODevice::WriteOnly));
@@ -255,7 +256,7 @@ class TestStoreWindow : public QObject {
         bad.close();
         QVERIFY(!app_->window.importRuns(file, &imported, &error));
         QCOMPARE(error, QStringLiteral("Nothing was imported from %1: not a ScaleLab runs file: it "
-                                       "must be an object with \"format\": \"scalelab-runs\"")
+                                       "must be an object with \"format\": \"scalelab-runs\" first")
                             .arg(native));
         QVERIFY(!app_->window.exportRuns({99}, file, &error));
         QVERIFY2(error.startsWith(QStringLiteral("Cannot export the runs to %1: there is no run 99 "
