@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "data/dataset_paths.h"
 #include "data/quoted.h"
 #include "error.h"
 
@@ -96,25 +97,19 @@ bool has_all_files(const fs::path& dir) {
 }  // namespace
 
 std::filesystem::path find_cifar10_folder(const std::string& dir_name) {
-    std::error_code ec;
     if (dir_name.empty()) {
         throw Error(ErrorKind::DatasetMissing,
                     std::string("no folder given for cifar10; ") + kAdvice);
     }
     fs::path dir(dir_name);
-    if (!fs::is_directory(dir, ec)) {
-        throw Error(ErrorKind::DatasetMissing,
-                    "the cifar10 folder " + quoted(dir_name) +
-                        (fs::exists(dir, ec) ? " is not a folder; " : " does not exist; ") +
-                        kAdvice);
-    }
+    require_dataset_folder(dir, "cifar10", kAdvice);
     if (!has_all_files(dir) && has_all_files(dir / "cifar-10-batches-bin")) {
         dir /= "cifar-10-batches-bin";
     }
 
     std::string missing;
     auto note_missing = [&](const char* f) {
-        if (!fs::is_regular_file(dir / f, ec)) {
+        if (!dataset_file_exists(dir / f)) {
             missing += (missing.empty() ? "" : ", ") + std::string(f);
         }
     };

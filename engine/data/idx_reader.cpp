@@ -8,6 +8,7 @@
 #include <fstream>
 #include <utility>
 
+#include "data/dataset_paths.h"
 #include "data/quoted.h"
 #include "error.h"
 
@@ -94,12 +95,9 @@ std::vector<std::uint8_t> read_plain(const std::string& path) {
 
 // The whole content of `path`, decompressed if it is gzip.
 std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec)) {
+    if (!dataset_file_exists(path)) {
         throw Error(ErrorKind::DatasetMissing,
-                    "dataset file " + quoted(path) +
-                        (fs::exists(path, ec) ? " is not a regular file" : " does not exist") +
-                        "; check the path");
+                    "dataset file " + quoted(path) + " does not exist; check the path");
     }
     return is_gzip(path) ? read_gzip(path) : read_plain(path);
 }
@@ -233,21 +231,12 @@ Dataset read_idx(const std::string& images_path, const std::string& labels_path)
 }
 
 IdxFiles find_idx_files(const std::string& dir, std::string_view what) {
-    const std::string name(what.empty() ? "the IDX dataset" : what);
-    std::error_code ec;
+    const std::string name(what.empty() ? "IDX dataset" : what);
     if (dir.empty()) {
         throw Error(ErrorKind::DatasetMissing,
                     "no folder given for " + name + "; " + missing_folder_advice(what));
     }
-    if (!fs::exists(dir, ec)) {
-        throw Error(ErrorKind::DatasetMissing, "the " + name + " folder " + quoted(dir) +
-                                                   " does not exist; " +
-                                                   missing_folder_advice(what));
-    }
-    if (!fs::is_directory(dir, ec)) {
-        throw Error(ErrorKind::DatasetMissing,
-                    quoted(dir) + " is not a folder; " + missing_folder_advice(what));
-    }
+    require_dataset_folder(dir, name, missing_folder_advice(what));
 
     IdxFiles files;
     const std::pair<const char*, std::string*> wanted[4] = {
@@ -260,9 +249,9 @@ IdxFiles find_idx_files(const std::string& dir, std::string_view what) {
         // Plain wins over .gz: a user who decompressed the files meant those.
         const fs::path plain = fs::path(dir) / file;
         const fs::path gz = fs::path(dir) / (std::string(file) + ".gz");
-        if (fs::is_regular_file(plain, ec)) {
+        if (dataset_file_exists(plain)) {
             *path = plain.string();
-        } else if (fs::is_regular_file(gz, ec)) {
+        } else if (dataset_file_exists(gz)) {
             *path = gz.string();
         } else {
             missing += (missing.empty() ? "" : ", ") + std::string(file) + "[.gz]";

@@ -169,6 +169,27 @@ class TestCifar10Reader : public QObject {
                  QString::fromStdString("cannot open '" + file + "'; check that it is readable"));
     }
 
+    // A FIFO or a folder where a file belongs, and a folder that cannot be read, were reported
+    // as files the folder lacks.
+    void somethingElseWhereAFileBelongsIsNamed() {
+        const std::string dir = path("fifo");
+        write_cifar(dir);
+        const std::string test = dir + "/test_batch.bin";
+        QVERIFY(QFile::remove(QString::fromStdString(test)));
+        QCOMPARE(::mkfifo(test.c_str(), 0600), 0);
+        QCOMPARE(QString::fromStdString(expect_error(dir, ErrorKind::DatasetMissing)),
+                 QString::fromStdString("dataset file '" + test +
+                                        "' is a FIFO (named pipe), not a regular file; check the "
+                                        "path"));
+
+        const std::string loop = path("link-to-itself");
+        QCOMPARE(::symlink(loop.c_str(), loop.c_str()), 0);
+        QVERIFY(contains(expect_error(loop, ErrorKind::DatasetMissing),
+                         "the cifar10 folder '" + loop +
+                             "' cannot be read (Too many levels of symbolic links); check its "
+                             "permissions and the path"));
+    }
+
     void missingFolder() {
         const std::string dir = path("nowhere");
         const std::string msg = expect_error(dir, ErrorKind::DatasetMissing);

@@ -34,6 +34,11 @@ std::string expect_error(const std::function<void()>& f, ErrorKind kind) {
     return "";
 }
 
+// expect_error's message as a QString, for QCOMPARE to show both sides when they differ.
+QString error_text(const std::function<void()>& f, ErrorKind kind) {
+    return QString::fromStdString(expect_error(f, kind));
+}
+
 bool contains(const std::string& haystack, const std::string& needle) {
     return haystack.find(needle) != std::string::npos;
 }
@@ -279,7 +284,7 @@ class TestIdxReader : public QObject {
             expect_error([&] { read_idx(folder, path("ur-lbl")); }, ErrorKind::DatasetMissing);
         QCOMPARE(QString::fromStdString(not_a_file),
                  QString::fromStdString("dataset file '" + folder +
-                                        "' is not a regular file; check the path"));
+                                        "' is a folder, not a regular file; check the path"));
 
         if (geteuid() == 0)
             QSKIP("root may read a file without read permission");
@@ -291,6 +296,53 @@ class TestIdxReader : public QObject {
         QCOMPARE(QString::fromStdString(msg),
                  QString::fromStdString("cannot open '" + locked +
                                         "'; check that it exists and is readable"));
+    }
+
+    // A folder or a FIFO where a file belongs was reported as missing from the folder, with the
+    // advice to install the package. A FIFO must never be opened: that waits for a writer.
+    void somethingElseWhereAFileBelongsIsNamed() {
+        const std::string dir = path("not-files");
+        write_folder(dir, false, false);
+        const std::string images = dir + "/train-images-idx3-ubyte";
+        QVERIFY(QFile::remove(QString::fromStdString(images)));
+        QVERIFY(QDir().mkdir(QString::fromStdString(images)));
+        QCOMPARE(error_text([&] { load_idx_folder(dir, "mnist"); }, ErrorKind::DatasetMissing),
+                 QString::fromStdString("dataset file '" + images +
+                                        "' is a folder, not a regular file; check the path"));
+
+        QVERIFY(QDir().rmdir(QString::fromStdString(images)));
+        QVERIFY(write_plain(images, idx_images(7, 4, 5, pattern(7 * 20, 1))));
+        const std::string labels = dir + "/t10k-labels-idx1-ubyte";
+        QVERIFY(QFile::remove(QString::fromStdString(labels)));
+        QCOMPARE(::mkfifo(labels.c_str(), 0600), 0);
+        const QString fifo =
+            QString::fromStdString("dataset file '" + labels +
+                                   "' is a FIFO (named pipe), not a regular file; check the path");
+        QCOMPARE(error_text([&] { load_idx_folder(dir, "mnist"); }, ErrorKind::DatasetMissing),
+                 fifo);
+        QCOMPARE(error_text([&] { read_idx(images, labels); }, ErrorKind::DatasetMissing), fifo);
+    }
+
+    // A folder that cannot be read was reported as lacking all four files.
+    void unreadableFolderIsNamed() {
+        const std::string loop = path("link-to-itself");
+        QCOMPARE(::symlink(loop.c_str(), loop.c_str()), 0);
+        QCOMPARE(error_text([&] { load_idx_folder(loop, "mnist"); }, ErrorKind::DatasetMissing),
+                 QString::fromStdString("the mnist folder '" + loop +
+                                        "' cannot be read (Too many levels of symbolic links); "
+                                        "check its permissions and the path"));
+
+        if (geteuid() == 0)
+            QSKIP("root searches a folder whatever its permissions, so chmod 0 cannot lock one");
+        const std::string locked = path("locked-folder");
+        write_folder(locked, false, false);
+        QCOMPARE(::chmod(locked.c_str(), 0), 0);
+        const QString msg =
+            error_text([&] { load_idx_folder(locked, "mnist"); }, ErrorKind::DatasetMissing);
+        QCOMPARE(::chmod(locked.c_str(), 0700), 0);
+        QCOMPARE(msg, QString::fromStdString("the mnist folder '" + locked +
+                                             "' cannot be read (Permission denied); check its "
+                                             "permissions and the path"));
     }
 
     void folderMissingOneFile() {

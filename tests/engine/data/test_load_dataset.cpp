@@ -202,6 +202,24 @@ class TestLoadDataset : public QObject {
                  int(ErrorKind::DatasetCorrupt));
     }
 
+    // The form and the command line ask before a run: a folder where a file belongs was "lacks".
+    void folderProblemNamesWhatIsInAFilesPlace() {
+        QTemporaryDir tmp;
+        QVERIFY(tmp.isValid());
+        const std::string dir = tmp.path().toStdString();
+        for (const char* file : kIdxFiles) {
+            QVERIFY(write_stub(dir + "/" + file));
+        }
+        const std::string labels = dir + "/" + kIdxFiles[3];
+        QVERIFY(QFile::remove(QString::fromStdString(labels)));
+        QVERIFY(QDir().mkdir(QString::fromStdString(labels)));
+        const DatasetRequest request{"mnist", dir, {}};
+        QCOMPARE(QString::fromStdString(dataset_folder_problem(request)),
+                 QString::fromStdString("dataset file '" + labels +
+                                        "' is a folder, not a regular file; check the path"));
+        QCOMPARE(dataset_folder_problem(request), error_of(request).second);
+    }
+
     void folderProblemIsWhatLoadDatasetThrows() {
         QTemporaryDir tmp;
         QVERIFY(tmp.isValid());
