@@ -1,14 +1,12 @@
 #include "data/idx_reader.h"
 
-#include <zlib.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "data/dataset_paths.h"
+#include "data/file_byte_stream.h"
 #include "data/quoted.h"
 #include "error.h"
 
@@ -37,69 +35,24 @@ std::uint32_t be32(const std::vector<std::uint8_t>& b, std::size_t at) {
            std::uint32_t(b[at + 2]) << 8 | std::uint32_t(b[at + 3]);
 }
 
-// gzread also passes plain files through, but detecting the magic ourselves keeps the plain
-// path a simple bulk read and lets us say which form a damaged file was in.
-bool is_gzip(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    unsigned char magic[2] = {0, 0};
-    in.read(reinterpret_cast<char*>(magic), 2);
-    return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
-}
-
-std::vector<std::uint8_t> read_gzip(const std::string& path) {
-    gzFile gz = gzopen(path.c_str(), "rb");
-    if (gz == nullptr) {
-        throw Error(ErrorKind::DatasetMissing,
-                    "cannot open " + quoted(path) + "; check that it exists and is readable");
-    }
-    gzbuffer(gz, 1 << 17);  // fewer, larger reads from disk than zlib's 8 KiB default
-    std::vector<std::uint8_t> bytes;
-    constexpr unsigned kChunk = 1u << 20;
-    for (;;) {
-        const std::size_t old = bytes.size();
-        bytes.resize(old + kChunk);
-        const int got = gzread(gz, bytes.data() + old, kChunk);
-        bytes.resize(old + std::size_t(std::max(got, 0)));
-        if (got <= 0) {
-            break;
-        }
-    }
-    // A truncated stream is reported as Z_BUF_ERROR ("unexpected end of file"), which gzread
-    // does not treat as fatal, so look at the stream's error state explicitly.
-    int errnum = Z_OK;
-    const char* message = gzerror(gz, &errnum);
-    const std::string detail = message != nullptr ? message : "";
-    const int closed = gzclose_r(gz);
-    if (errnum != Z_OK || closed != Z_OK) {
-        corrupt(path,
-                "is not a valid gzip stream (" + (detail.empty() ? "zlib error" : detail) + ")");
-    }
-    return bytes;
-}
-
-std::vector<std::uint8_t> read_plain(const std::string& path) {
-    std::ifstream in(path, std::ios::binary | std::ios::ate);
-    if (!in) {
-        throw Error(ErrorKind::DatasetMissing,
-                    "cannot open " + quoted(path) + "; check that it exists and is readable");
-    }
-    const std::streamsize size = in.tellg();
-    std::vector<std::uint8_t> bytes(std::size_t(std::max<std::streamsize>(size, 0)));
-    in.seekg(0);
-    in.read(reinterpret_cast<char*>(bytes.data()), std::streamsize(bytes.size()));
-    if (in.gcount() != std::streamsize(bytes.size())) {
-        corrupt(path, "could not be read to its end");
-    }
-    return bytes;
-}
-
-// The whole content of `path`, decompressed if it is gzip.
-std::vector<std::uint8_t> read_file_bytes(const std::string& path) {
-    if (!dataset_file_exists(path)) {
+// Opens a dataset file that find_idx_files found, or that the caller names; throws
+// DatasetMissing when it is not there or is not a regular file.
+FileByteStream open_dataset_file(const std::string& path) {
+    if (!dataset_file_exists(path))
         throw Error(ErrorKind::DatasetMissing,
                     "dataset file " + quoted(path) + " does not exist; check the path");
+    return FileByteStream(path);
+}
+
+// The header of an IDX file of `rank` dimensions: the magic and one size per dimension, fewer
+// bytes when the file ends sooner (check_header says so).
+std::vector<std::uint8_t> read_header(FileByteStream& in, const std::string& path, int rank) {
+    std::vector<std::uint8_t> header(4 + 4 * std::size_t(rank));
+    header.resize(in.read(header.data(), header.size()));
+    if (const std::string damage = in.damage(); !damage.empty()) {
+        corrupt(path, damage);
     }
-    return is_gzip(path) ? read_gzip(path) : read_plain(path);
+    return header;
 }
 
 // Checks the 4-byte magic (0x00 0x00, type 0x08 = unsigned byte, rank) and that the header's
@@ -136,19 +89,49 @@ void check_header(const std::vector<std::uint8_t>& b, const std::string& path, i
     }
 }
 
-// Exactly `expected` bytes must follow the header: fewer is a cut-off download, more is
-// something appended that we would otherwise silently ignore.
-void check_size(const std::vector<std::uint8_t>& b, const std::string& path, std::uint64_t expected,
-                const std::string& promise) {
-    if (b.size() < expected) {
+// Whether a file of in.stored_size() bytes can hold the `expected` bytes its header promises:
+// a plain file must be that long, and deflate expands at most 1032 times, so a header promising
+// more than that is refused before anything is allocated or inflated.
+void check_declared_size(const FileByteStream& in, const std::string& path, std::uint64_t expected,
+                         const std::string& promise) {
+    constexpr std::uint64_t deflate_max_ratio = 1032;
+    if (!in.gzip() && expected > in.stored_size()) {
         corrupt(path, "is truncated: its header promises " + promise + " (" +
                           std::to_string(expected) + " bytes in all) but it holds only " +
-                          std::to_string(b.size()) + " bytes");
+                          std::to_string(in.stored_size()) + " bytes");
     }
-    if (b.size() > expected) {
-        corrupt(path, "has " + std::to_string(b.size() - expected) +
-                          " bytes of trailing data after the " + promise + " its header promises");
+    if (in.gzip() && expected > in.stored_size() * deflate_max_ratio) {
+        corrupt(path, "is truncated: its header promises " + promise + " (" +
+                          std::to_string(expected) + " bytes in all) but its " +
+                          std::to_string(in.stored_size()) + " compressed bytes hold at most " +
+                          std::to_string(in.stored_size() * deflate_max_ratio));
     }
+}
+
+// The `expected - header_bytes` bytes that follow the header, read up to one byte beyond them:
+// fewer is a cut-off download, more is something appended that we would otherwise silently
+// ignore. Never reads further, however much more the file holds.
+std::vector<std::uint8_t> read_body(FileByteStream& in, const std::string& path,
+                                    std::size_t header_bytes, std::uint64_t expected,
+                                    const std::string& promise) {
+    check_declared_size(in, path, expected, promise);
+    std::vector<std::uint8_t> body(std::size_t(expected - header_bytes));
+    const std::size_t got = in.read(body.data(), body.size());
+    std::uint8_t beyond = 0;
+    const bool more = got == body.size() && in.read(&beyond, 1) == 1;
+    if (const std::string damage = in.damage(); !damage.empty()) {
+        corrupt(path, damage);
+    }
+    if (got < body.size()) {
+        corrupt(path, "is truncated: its header promises " + promise + " (" +
+                          std::to_string(expected) + " bytes in all) but it holds only " +
+                          std::to_string(header_bytes + got) + " bytes");
+    }
+    if (more) {
+        corrupt(path, "holds more than the " + promise + " its header promises (" +
+                          std::to_string(expected) + " bytes in all)");
+    }
+    return body;
 }
 
 struct Images {
@@ -157,12 +140,13 @@ struct Images {
 };
 
 Images read_images(const std::string& path) {
-    std::vector<std::uint8_t> b = read_file_bytes(path);
-    check_header(b, path, 3);
+    FileByteStream in = open_dataset_file(path);
+    const std::vector<std::uint8_t> header = read_header(in, path, 3);
+    check_header(header, path, 3);
     Images im;
-    im.count = be32(b, 4);
-    im.rows = be32(b, 8);
-    im.cols = be32(b, 12);
+    im.count = be32(header, 4);
+    im.rows = be32(header, 8);
+    im.cols = be32(header, 12);
     // Bounds keep height*width inside int (Dataset's geometry type) and reject garbage sizes.
     constexpr std::uint32_t kMaxSide = 1u << 14;
     if (im.count == 0 || im.rows == 0 || im.cols == 0 || im.rows > kMaxSide || im.cols > kMaxSide) {
@@ -171,21 +155,19 @@ Images read_images(const std::string& path) {
                           " pixels, which is not a usable image set");
     }
     const std::uint64_t expected = 16 + std::uint64_t(im.count) * im.rows * im.cols;
-    check_size(b, path, expected,
-               std::to_string(im.count) + " images of " + std::to_string(im.rows) + "x" +
-                   std::to_string(im.cols) + " pixels");
-    // Drop the header in place and keep the buffer: no second copy of up to ~47 MB.
-    b.erase(b.begin(), b.begin() + 16);
-    im.pixels = std::move(b);
+    im.pixels = read_body(in, path, header.size(), expected,
+                          std::to_string(im.count) + " images of " + std::to_string(im.rows) + "x" +
+                              std::to_string(im.cols) + " pixels");
     return im;
 }
 
 std::vector<std::uint8_t> read_labels(const std::string& path) {
-    std::vector<std::uint8_t> b = read_file_bytes(path);
-    check_header(b, path, 1);
-    const std::uint32_t count = be32(b, 4);
-    check_size(b, path, 8 + std::uint64_t(count), std::to_string(count) + " labels");
-    b.erase(b.begin(), b.begin() + 8);
+    FileByteStream in = open_dataset_file(path);
+    const std::vector<std::uint8_t> header = read_header(in, path, 1);
+    check_header(header, path, 1);
+    const std::uint32_t count = be32(header, 4);
+    std::vector<std::uint8_t> b = read_body(in, path, header.size(), 8 + std::uint64_t(count),
+                                            std::to_string(count) + " labels");
     for (std::size_t i = 0; i < b.size(); ++i) {
         if (b[i] >= 10) {
             corrupt(path, "holds label " + std::to_string(b[i]) + " at position " +

@@ -15,7 +15,9 @@ namespace scalelab::data {
 // Every failure is a scalelab::Error: DatasetMissing when a folder or file is not there,
 // DatasetCorrupt when a file is there but is not a well-formed uint8 IDX file of the expected
 // kind (wrong magic or rank, fewer or more bytes than the header promises, image and label
-// counts that differ, a label >= 10). Messages name the file and say what to do.
+// counts that differ, a label >= 10). Messages name the file and say what to do. A file is read
+// as far as its header declares and one byte more, never further: a .gz that would expand to
+// gigabytes past its declared size costs no more than a well-formed one.
 
 // One image file and its label file: a 1-channel Dataset of 10 classes.
 Dataset read_idx(const std::string& images_path, const std::string& labels_path);

@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -67,6 +68,23 @@ inline bool write_gzip(const std::string& path, const Bytes& b) {
     }
     const int written = b.empty() ? 0 : gzwrite(gz, b.data(), unsigned(b.size()));
     return gzclose(gz) == Z_OK && written == int(b.size());
+}
+
+// `head`, then `zeros` zero bytes, gzip-compressed a chunk at a time: a file a few thousand
+// times smaller than what it expands to, written without holding the expanded bytes.
+inline bool write_gzip_with_zeros(const std::string& path, const Bytes& head, std::size_t zeros) {
+    gzFile gz = gzopen(path.c_str(), "wb9");
+    if (gz == nullptr) {
+        return false;
+    }
+    bool ok = gzwrite(gz, head.data(), unsigned(head.size())) == int(head.size());
+    const Bytes chunk(std::size_t{1} << 20, 0);
+    for (std::size_t left = zeros; ok && left > 0;) {
+        const unsigned n = unsigned(std::min(left, chunk.size()));
+        ok = gzwrite(gz, chunk.data(), n) == int(n);
+        left -= n;
+    }
+    return gzclose(gz) == Z_OK && ok;
 }
 
 inline Bytes read_all(const std::string& path) {

@@ -167,7 +167,7 @@ class TestIdxReader : public QObject {
         QTest::newRow("header cut") << qb(header_cut) << false << "truncated";
         QTest::newRow("tiny") << qb(Bytes{0, 0}) << false << "too short";
         QTest::newRow("empty") << qb(Bytes{}) << false << "too short";
-        QTest::newRow("trailing") << qb(trailing) << false << "trailing";
+        QTest::newRow("trailing") << qb(trailing) << false << "holds more than";
         QTest::newRow("zero rows") << qb(idx_images(4, 0, 3, {})) << false << "not a usable";
     }
     void corruptImages() {
@@ -200,7 +200,7 @@ class TestIdxReader : public QObject {
         QTest::newRow("label 255") << qb(idx_labels({255, 2, 3, 4})) << "label 255";
         QTest::newRow("wrong magic") << qb(idx_labels({1, 2, 3, 4}, 0x00000803)) << "image file";
         QTest::newRow("truncated") << qb(truncated) << "truncated";
-        QTest::newRow("trailing") << qb(trailing) << "trailing";
+        QTest::newRow("trailing") << qb(trailing) << "holds more than";
     }
     void corruptLabels() {
         QFETCH(QByteArray, content);
@@ -343,6 +343,42 @@ class TestIdxReader : public QObject {
         QCOMPARE(msg, QString::fromStdString("the mnist folder '" + locked +
                                              "' cannot be read (Permission denied); check its "
                                              "permissions and the path"));
+    }
+
+    // A gzip file that expands far beyond what its header declares is read only one byte past
+    // the declared size. Its stream is cut after about half of its 16 MiB of zeros: a reader that
+    // inflated it to the end would report the cut, not the extra data.
+    void gzipBombIsReadOnlyToTheDeclaredSize() {
+        const std::string whole = path("bomb-whole.gz"), bomb = path("bomb.gz");
+        QVERIFY(write_gzip_with_zeros(whole, idx_images(2, 4, 5, pattern(40, 1)), 16u << 20));
+        Bytes compressed = read_all(whole);
+        compressed.resize(compressed.size() / 2);
+        QVERIFY(write_plain(bomb, compressed));
+        QVERIFY(write_plain(path("bomb-lbl"), idx_labels({1, 2})));
+        QCOMPARE(error_text([&] { read_idx(bomb, path("bomb-lbl")); }, ErrorKind::DatasetCorrupt),
+                 QString::fromStdString(
+                     "dataset file '" + bomb +
+                     "' holds more than the 2 images of 4x5 pixels its header promises (56 bytes "
+                     "in all); the file is damaged or incomplete: download it again (or "
+                     "reinstall the package it came from)"));
+    }
+
+    // A header promising more than its file can hold is refused before anything is allocated
+    // or inflated: deflate expands at most 1032 times.
+    void impossibleDeclaredSizeIsRefusedBeforeReading() {
+        const std::string img = path("promises-too-much.gz");
+        QVERIFY(write_gzip(img, idx_images(60000, 28, 28, pattern(100, 1))));
+        const std::string size = std::to_string(read_all(img).size());
+        const std::string limit = std::to_string(read_all(img).size() * 1032);
+        QVERIFY(write_plain(path("ptm-lbl"), idx_labels({1})));
+        QCOMPARE(error_text([&] { read_idx(img, path("ptm-lbl")); }, ErrorKind::DatasetCorrupt),
+                 QString::fromStdString(
+                     "dataset file '" + img +
+                     "' is truncated: its header promises 60000 images of 28x28 pixels (47040016 "
+                     "bytes in all) but its " +
+                     size + " compressed bytes hold at most " + limit +
+                     "; the file is damaged or incomplete: download it again (or reinstall the "
+                     "package it came from)"));
     }
 
     void folderMissingOneFile() {
