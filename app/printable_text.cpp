@@ -1,5 +1,7 @@
 #include "printable_text.h"
 
+#include "quoted_text.h"
+
 namespace scalelab {
 
 QString printable(const QString& text) {
@@ -7,8 +9,7 @@ QString printable(const QString& text) {
     shown.reserve(text.size());
     for (const QChar c : text) {
         const char16_t code = c.unicode();
-        const bool control = (code < 0x20 && code != u'\t') || (code >= 0x7f && code <= 0x9f);
-        if (control)
+        if (is_control_character(code))
             shown += QStringLiteral("\\x%1").arg(int(code), 2, 16, QLatin1Char('0'));
         else
             shown += c;
