@@ -16,8 +16,11 @@
 
 #include "data/load.h"
 #include "error.h"
+#include "json_duplicate_key.h"
 #include "json_error_position.h"
 #include "name_table.h"
+#include "problem_list.h"
+#include "quoted_text.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
 
@@ -64,6 +67,19 @@ constexpr int test_max_epochs = 2;
 
 QString child(const QString& path, const QString& key) {
     return path.isEmpty() ? key : path + u'.' + key;
+}
+
+// A text of the file (a key, a run's name) as a problem quotes it: see quoted_text().
+QString quoted_for_problem(const QString& text, char quote = '\'') {
+    return QString::fromStdString(quoted_text(text.toStdString(), quote));
+}
+
+// "\"a\", \"b\"": the lesson's run names, each quoted.
+QString quoted_list(const QStringList& names) {
+    QStringList quoted_names;
+    for (const QString& name : names)
+        quoted_names.append(quoted_for_problem(name, '"'));
+    return quoted_names.join(QStringLiteral(", "));
 }
 
 QString element(const QString& path, qsizetype index) {
@@ -222,8 +238,12 @@ class LessonReader {
 
     // Throws LessonError with every problem found, one per line.
     void throw_if_problems() const {
-        if (!problems_.isEmpty())
-            throw LessonError(problems_.join(u'\n').toStdString());
+        if (problems_.empty())
+            return;
+        std::string lines;
+        for (const std::string& line : problems_.lines(file_.toStdString() + ": "))
+            lines += (lines.empty() ? "" : "\n") + line;
+        throw LessonError(lines);
     }
 
   private:
@@ -234,9 +254,11 @@ class LessonReader {
         QString where = line > 0 ? QStringLiteral("%1:%2: ").arg(file_).arg(line)
                                  : QStringLiteral("%1: ").arg(file_);
         if (!path.isEmpty())
-            where += QStringLiteral("field '%1': ").arg(path);
-        if (!problems_.contains(where + text))
-            problems_.append(where + text);
+            where += QStringLiteral("field %1: ").arg(quoted_for_problem(path));
+        if (!seen_.contains(where + text)) {
+            seen_.insert(where + text);
+            problems_.add((where + text).toStdString());
+        }
     }
 
     void check_keys(const QJsonObject& object, const QString& path, const QStringList& allowed) {
@@ -293,7 +315,8 @@ class LessonReader {
 
     QString file_;
     KeyLines lines_;
-    QStringList problems_;
+    QSet<QString> seen_;  // every problem reported, so that a repeated one is not counted again
+    ProblemList problems_;
 };
 
 std::vector<LessonChart> LessonReader::read_charts(const QJsonObject& root) {
@@ -378,8 +401,8 @@ int LessonReader::run_index(const QJsonValue& value, const QString& path,
                             const QStringList& run_names) {
     const int index = int(run_names.indexOf(value.toString()));
     if (!value.isString() || index < 0)
-        problem(path, QStringLiteral("unknown run: name one of the lesson's runs, \"%1\"")
-                          .arg(run_names.join(QStringLiteral("\", \""))));
+        problem(path, QStringLiteral("unknown run: name one of the lesson's runs, %1")
+                          .arg(quoted_list(run_names)));
     return index;
 }
 
@@ -649,8 +672,8 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
                     QStringLiteral("must be a non-empty string"));
         else if (names.contains(trimmed))
             problem(child(path, QStringLiteral("name")),
-                    QStringLiteral("\"%1\" names another run too: give each run its own name")
-                        .arg(trimmed));
+                    QStringLiteral("%1 names another run too: give each run its own name")
+                        .arg(quoted_for_problem(trimmed, '"')));
         names.insert(trimmed);
         candidates.push_back({trimmed, path, fields});
     }
@@ -742,6 +765,15 @@ Lesson parse_lesson(const QByteArray& json, const QString& file, const DeviceInv
                                          "\"runs\": [...]}), not an array or a single value")
                               .arg(file)
                               .toStdString());
+    if (const auto twice =
+            find_duplicate_json_key(std::string_view(json.constData(), std::size_t(json.size()))))
+        throw LessonError(
+            QStringLiteral("%1:%2: field %3: given twice (first at line %4); keep one")
+                .arg(file)
+                .arg(twice->line)
+                .arg(quoted_for_problem(QString::fromStdString(twice->path)))
+                .arg(twice->first_line)
+                .toStdString());
     LessonReader reader(json, file);
     Lesson lesson = reader.read(document.object(), devices, size);
     reader.throw_if_problems();

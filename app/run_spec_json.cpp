@@ -13,7 +13,10 @@
 #include <vector>
 
 #include "error.h"
+#include "json_duplicate_key.h"
 #include "json_error_position.h"
+#include "problem_list.h"
+#include "quoted_text.h"
 #include "train/run_spec.h"
 
 namespace scalelab {
@@ -21,7 +24,7 @@ namespace scalelab {
 namespace {
 
 std::string quoted(const QString& s) {
-    return '"' + s.toStdString() + '"';
+    return quoted_text(s.toStdString(), '"');
 }
 
 // How a problem names the value it found, so that the user can find it in the file.
@@ -54,6 +57,18 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
     for (const auto& item : items)
         out += (out.empty() ? "" : separator) + item;
     return out;
+}
+
+// Refuses a document that gives a key twice: which value it meant is a guess.
+void refuse_duplicate_keys(const QByteArray& document) {
+    const auto twice = find_duplicate_json_key(
+        std::string_view(document.constData(), std::size_t(document.size())));
+    if (twice)
+        throw Error(ErrorKind::InvalidSpec, "line " + std::to_string(twice->line) + ", column " +
+                                                std::to_string(twice->column) + ": key " +
+                                                quoted_text(twice->path) +
+                                                " is given twice (first at line " +
+                                                std::to_string(twice->first_line) + "); keep one");
 }
 
 bool is_whole_number_in(const QJsonValue& value, double low, double high) {
@@ -303,22 +318,23 @@ RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) 
         throw Error(ErrorKind::InvalidSpec,
                     "a run spec must be a JSON object ({\"model\": \"cnn\", ...}), not an array "
                     "or a single value");
+    refuse_duplicate_keys(document);
 
     RunSpec spec = defaults;
-    std::vector<std::string> problems;
+    ProblemList problems;
+    const std::string valid_keys = run_spec_json_keys().join(", ").toStdString();
     const QJsonObject object = json.object();
     for (auto it = object.begin(); it != object.end(); ++it) {
         const Field* f = find_field(it.key());
         if (!f) {
-            problems.push_back("unknown key " + quoted(it.key()) + ": valid keys are " +
-                               run_spec_json_keys().join(", ").toStdString());
+            problems.add("unknown key " + quoted(it.key()) + ": valid keys are " + valid_keys);
             continue;
         }
         if (std::string problem = f->read(it.value(), spec); !problem.empty())
-            problems.push_back(std::move(problem));
+            problems.add(std::move(problem));
     }
     if (!problems.empty())
-        throw Error(ErrorKind::InvalidSpec, join(problems, "\n"));
+        throw Error(ErrorKind::InvalidSpec, join(problems.lines(), "\n"));
     return spec;
 }
 

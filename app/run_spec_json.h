@@ -14,9 +14,11 @@ namespace scalelab {
 QJsonObject run_spec_to_json(const RunSpec& spec);
 
 // Reads a JSON document (a config file) on top of `defaults`: keys that are absent keep the
-// default. Throws Error(InvalidSpec) listing every problem, one per line: a document that is not
-// JSON (with its line and column), a key that is not a field, a value of the wrong type or an
-// enum string that is not one of the choices. Does not call RunSpec::validate().
+// default. Throws Error(InvalidSpec) listing its problems, one per line (the first 20, then how
+// many more: see ProblemList): a document that is not JSON (with its line and column), a key
+// given twice (that alone, with both lines), a key that is not a field, a value of the wrong
+// type or an enum string that is not one of the choices. Values are quoted with quoted_text().
+// Does not call RunSpec::validate().
 RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults = {});
 
 // The keys run_spec_to_json writes, in the order of the RunSpec fields.

@@ -50,8 +50,8 @@ std::string read_sizes(const GivenFlag& given, std::vector<std::size_t>& out) {
         sizes.push_back(*bytes);
     }
     if (sizes.empty())
-        return "--" + given.name + " expects sizes in bytes of at least 4 like 1M,64M (suffix K, " +
-               "M or G), got '" + given.value + "'";
+        return expects(given.name, "sizes in bytes of at least 4 like 1M,64M (suffix K, M or G)",
+                       given.value);
     out = std::move(sizes);
     return {};
 }
@@ -62,7 +62,7 @@ std::string read_backend(const GivenFlag& given, AllReduceBackend& out) {
     else if (given.value == "cuda")
         out = AllReduceBackend::Cuda;
     else
-        return "--" + given.name + " expects cpu or cuda, got '" + given.value + "'";
+        return expects(given.name, "cpu or cuda", given.value);
     return {};
 }
 

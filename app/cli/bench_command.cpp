@@ -18,6 +18,7 @@
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
 #include "cli/throughput_drops.h"
+#include "quoted_text.h"
 #include "time_breakdown.h"
 
 namespace scalelab::cli {
@@ -149,9 +150,10 @@ int run_bench_command(const std::vector<std::string>& args) {
         return run_bench_sgemm_command(rest);
     if (target == "allreduce")
         return run_bench_allreduce_command(rest);
-    return report_problems({"bench measures 'train', 'sgemm' or 'allreduce' (got '" + target +
-                            "'): scalelab-cli bench train --model cnn --batch 128"},
-                           "scalelab-cli bench --help");
+    return report_problems(
+        {"bench measures 'train', 'sgemm' or 'allreduce' (got " + quoted_text(target) +
+         "): scalelab-cli bench train --model cnn --batch 128"},
+        "scalelab-cli bench --help");
 }
 
 }  // namespace scalelab::cli

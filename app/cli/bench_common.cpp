@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/exit_codes.h"
+#include "cli/flag_readers.h"
 #include "cli/log_setup.h"
 #include "cli/report_problems.h"
 #include "error.h"
@@ -33,8 +34,7 @@ std::vector<std::string> parse_bench_flags(const std::vector<std::string>& args,
             if (is_log_level(given.value))
                 output.log_level = given.value;
             else
-                problem =
-                    "--log-level expects " + log_level_names() + ", got '" + given.value + "'";
+                problem = expects("log-level", log_level_names(), given.value);
         } else if (given.name != "help") {
             problem = apply(given);
         }

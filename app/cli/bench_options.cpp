@@ -62,15 +62,17 @@ std::string apply_bench_flag(const GivenFlag& given, BenchTrainOptions& options)
             return problem;
         for (int d : devices)
             if (d > max_cpu_devices)
-                return "--devices expects device counts from 1 to " +
-                       std::to_string(max_cpu_devices) + " CPU devices, got '" + given.value + "'";
+                return expects(
+                    "devices",
+                    "device counts from 1 to " + std::to_string(max_cpu_devices) + " CPU devices",
+                    given.value);
         options.devices = devices;
         return {};
     }
     if (given.name == "device") {
         const std::optional<DeviceKind> device = EnumNames<DeviceKind>::table.parse(given.value);
         if (!device)
-            return "--device expects cpu or gpu, got '" + given.value + "'";
+            return expects("device", "cpu or gpu", given.value);
         options.device = *device;
         return {};
     }

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "problem_list.h"
+#include "quoted_text.h"
+
 namespace scalelab::cli {
 
 bool ParsedFlags::has(const std::string& name) const {
@@ -11,6 +14,7 @@ bool ParsedFlags::has(const std::string& name) const {
 
 ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<Flag>& flags) {
     ParsedFlags parsed;
+    ProblemList problems;
     const auto find = [&](const std::string& name) {
         return std::find_if(flags.begin(), flags.end(),
                             [&](const Flag& f) { return f.name == name; });
@@ -25,11 +29,11 @@ ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<
             std::find_if(parsed.given.begin(), parsed.given.end(),
                          [&](const GivenFlag& given) { return given.name == flag.name; });
         if (earlier != parsed.given.end() && !flag.repeatable) {
-            parsed.problems.push_back("--" + flag.name + " was given twice" +
-                                      (flag.value_name.empty()
-                                           ? std::string()
-                                           : " ('" + earlier->value + "', then '" + value + "')") +
-                                      ": give it once");
+            problems.add("--" + flag.name + " was given twice" +
+                         (flag.value_name.empty() ? std::string()
+                                                  : " (" + quoted_text(earlier->value) + ", then " +
+                                                        quoted_text(value) + ")") +
+                         ": give it once");
             return;
         }
         parsed.given.push_back({flag.name, std::move(value)});
@@ -41,19 +45,19 @@ ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<
             continue;
         }
         if (arg.rfind("--", 0) != 0) {
-            parsed.problems.push_back("unexpected argument '" + arg + "': flags start with --");
+            problems.add("unexpected argument " + quoted_text(arg) + ": flags start with --");
             continue;
         }
         const std::size_t equals = arg.find('=');
         const std::string name = arg.substr(2, equals == std::string::npos ? equals : equals - 2);
         const auto flag = find(name);
         if (flag == flags.end()) {
-            parsed.problems.push_back("unknown flag --" + name);
+            problems.add("unknown flag " + quoted_text("--" + name));
             continue;
         }
         if (flag->value_name.empty()) {
             if (equals != std::string::npos)
-                parsed.problems.push_back("--" + name + " is a switch and takes no value");
+                problems.add("--" + name + " is a switch and takes no value");
             else
                 add(*flag, {});
             continue;
@@ -65,9 +69,10 @@ ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<
             // reaches the range check with its number instead of failing as an unknown flag.
             add(*flag, args[++i]);
         } else {
-            parsed.problems.push_back("--" + name + " needs a value (" + flag->value_name + ")");
+            problems.add("--" + name + " needs a value (" + flag->value_name + ")");
         }
     }
+    parsed.problems = problems.lines();
     return parsed;
 }
 

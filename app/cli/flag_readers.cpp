@@ -1,13 +1,18 @@
 #include "cli/flag_readers.h"
 
 #include "cli/flag_values.h"
+#include "quoted_text.h"
 
 namespace scalelab::cli {
+
+std::string expects(const std::string& name, const std::string& what, const std::string& value) {
+    return "--" + name + " expects " + what + ", got " + quoted_text(value);
+}
 
 std::string read_positive(const GivenFlag& given, int& out) {
     const auto value = parse_int(given.value);
     if (!value || *value < 1)
-        return "--" + given.name + " expects a positive whole number, got '" + given.value + "'";
+        return expects(given.name, "a positive whole number", given.value);
     out = *value;
     return {};
 }
@@ -18,8 +23,7 @@ std::string read_positive_list(const GivenFlag& given, std::vector<int>& out) {
     for (int v : values.value_or(std::vector<int>{}))
         positive = positive && v >= 1;
     if (!positive)
-        return "--" + given.name + " expects positive whole numbers like 32,128, got '" +
-               given.value + "'";
+        return expects(given.name, "positive whole numbers like 32,128", given.value);
     out = *values;
     return {};
 }
@@ -27,8 +31,9 @@ std::string read_positive_list(const GivenFlag& given, std::vector<int>& out) {
 std::string read_in_range(const GivenFlag& given, int min, int max, int& out) {
     const auto value = parse_int(given.value);
     if (!value || *value < min || *value > max)
-        return "--" + given.name + " expects a whole number from " + std::to_string(min) + " to " +
-               std::to_string(max) + ", got '" + given.value + "'";
+        return expects(given.name,
+                       "a whole number from " + std::to_string(min) + " to " + std::to_string(max),
+                       given.value);
     out = *value;
     return {};
 }

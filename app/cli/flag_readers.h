@@ -7,6 +7,10 @@
 
 namespace scalelab::cli {
 
+// The problem of a flag whose value is not what it takes: "--<name> expects <what>, got
+// '<value>'", the value quoted with quoted_text() (cut if long, control characters escaped).
+std::string expects(const std::string& name, const std::string& what, const std::string& value);
+
 // Reading a given flag's value into an option. Each returns "" after storing the value, or a
 // problem that names the flag and says what it expects; `out` is then left as it was.
 

@@ -13,6 +13,7 @@
 #include "cli/report_problems.h"
 #include "cli/runs_command.h"
 #include "cli/train_command.h"
+#include "quoted_text.h"
 
 namespace {
 
@@ -74,7 +75,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "scalelab-cli: internal error: %s\n", error.what());
         return exit_failed;
     }
-    return report_problems(
-        {"unknown command '" + command + "': use train, runs, bench, lesson or devices"},
-        "scalelab-cli --help");
+    return report_problems({"unknown command " + scalelab::quoted_text(command) +
+                            ": use train, runs, bench, lesson or devices"},
+                           "scalelab-cli --help");
 }

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "cli/flag_parser.h"
+#include "cli/flag_readers.h"
 #include "cli/flag_values.h"
 #include "cli/log_setup.h"
 #include "data/load.h"
@@ -44,13 +45,10 @@ std::string targets_text(const std::vector<double>& targets) {
     return out.empty() ? "none" : out;
 }
 
-std::string expects(const std::string& name, const std::string& what, const std::string& got) {
-    return "--" + name + " expects " + what + ", got '" + got + "'";
-}
-
-// The values a numeric flag accepts. The default accepts every number: most ranges are left to
-// RunSpec::validate(); the large-batch flags check theirs here, so that the message names the
-// flag.
+// The values a number flag accepts. The default accepts every number: most ranges of numbers
+// with a fraction are left to RunSpec::validate(), which says them; the large-batch flags check
+// theirs here, so that the message names the flag. Whole-number flags take their range from
+// whole_range().
 struct Bounds {
     double low = -std::numeric_limits<double>::infinity();
     double high = std::numeric_limits<double>::infinity();
@@ -74,19 +72,16 @@ struct Bounds {
 };
 
 const Bounds unbounded, at_least_0{0, std::numeric_limits<double>::infinity()},
-    at_least_1{1, std::numeric_limits<double>::infinity()}, fraction{0, 1, false, true},
-    open_fraction{0, 1, true, true}, above_0_to_1{0, 1, true, false};
+    fraction{0, 1, false, true}, open_fraction{0, 1, true, true}, above_0_to_1{0, 1, true, false};
 
-TrainFlag int_flag(std::string name, std::string help, std::string section, int RunSpec::*field,
-                   Bounds bounds = unbounded) {
+// A whole number in the range RunSpec::validate() accepts for `field`: a value outside it (or
+// too large for an int) is the flag's problem, stating the range once.
+TrainFlag int_flag(std::string name, std::string help, std::string section, int RunSpec::*field) {
     help += " (default " + std::to_string(RunSpec{}.*field) + ")";
     return {{name, "N", help, section},
-            [name, field, bounds](const std::string& value, TrainOptions& options) -> std::string {
-                const auto parsed = parse_int(value);
-                if (!parsed || !bounds.contains(*parsed))
-                    return expects(name, "a whole number" + bounds.text(), value);
-                options.spec.*field = *parsed;
-                return {};
+            [name, field](const std::string& value, TrainOptions& options) -> std::string {
+                const WholeRange range = whole_range(field);
+                return read_in_range({name, value}, range.min, range.max, options.spec.*field);
             }};
 }
 
@@ -256,14 +251,14 @@ const std::vector<TrainFlag>& train_flags() {
             int_flag("ghost-batch",
                      "ghost batch norm: statistics over virtual batches of N images, N dividing "
                      "--batch; 0 for off",
-                     batch_norm, &RunSpec::ghost_batch, at_least_0),
+                     batch_norm, &RunSpec::ghost_batch),
             enum_flag("optimizer", "the optimiser", optimiser, &RunSpec::optimizer),
             double_flag("lr", "base learning rate, before --lr-scaling", optimiser, &RunSpec::lr),
             enum_flag("lr-scaling",
                       "effective lr = lr x rule(global batch / reference batch): 1, k or sqrt(k)",
                       optimiser, &RunSpec::lr_scaling),
             int_flag("reference-batch", "the global batch --lr is meant for", optimiser,
-                     &RunSpec::reference_batch, at_least_1),
+                     &RunSpec::reference_batch),
             double_flag("momentum", "momentum, in [0, 1)", optimiser, &RunSpec::momentum),
             switch_flag("nesterov", "Nesterov momentum", optimiser, &RunSpec::nesterov, true),
             double_flag("weight-decay", "L2 weight decay (decoupled for AdamW and NovoGrad)",

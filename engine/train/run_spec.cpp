@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <utility>
 
 #include "optim/format_number.h"
+#include "quoted_text.h"
 
 namespace scalelab {
 
@@ -45,8 +48,38 @@ double effective_lr(const RunSpec& spec) {
     return spec.lr;
 }
 
+WholeRange whole_range(int RunSpec::*field) {
+    constexpr int any = std::numeric_limits<int>::max();
+    static const std::pair<int RunSpec::*, WholeRange> ranges[] = {
+        {&RunSpec::width, {1, 64}},
+        {&RunSpec::synthetic_train, {1, any}},
+        {&RunSpec::synthetic_test, {1, any}},
+        {&RunSpec::synthetic_channels, {1, 3}},
+        {&RunSpec::synthetic_size, {8, 256}},
+        {&RunSpec::train_subset, {0, any}},
+        {&RunSpec::test_subset, {0, any}},
+        {&RunSpec::epochs, {1, any}},
+        {&RunSpec::batch, {1, 65536}},
+        {&RunSpec::devices, {1, max_cpu_devices}},
+        {&RunSpec::accumulation, {1, 1024}},
+        {&RunSpec::ghost_batch, {0, any}},
+        {&RunSpec::reference_batch, {1, any}},
+        {&RunSpec::step_epochs, {1, any}},
+        {&RunSpec::threads, {0, 1024}},
+        {&RunSpec::patience, {1, any}},
+    };
+    for (const auto& [member, range] : ranges)
+        if (member == field)
+            return range;
+    return {std::numeric_limits<int>::min(), any};
+}
+
 std::vector<std::string> RunSpec::validate() const {
     std::vector<std::string> errors;
+    auto in_range = [this](int RunSpec::*field) {
+        const WholeRange range = whole_range(field);
+        return this->*field >= range.min && this->*field <= range.max;
+    };
     auto require = [&](bool ok, std::string message) {
         if (!ok)
             errors.push_back(std::move(message));
@@ -54,30 +87,33 @@ std::vector<std::string> RunSpec::validate() const {
     auto finite = [](double v) { return std::isfinite(v); };
 
     require(contains(model_names(), model),
-            "model '" + model + "' is unknown: choose one of " + join(model_names()));
-    require(width >= 1 && width <= 64,
+            "model " + quoted_text(model) + " is unknown: choose one of " + join(model_names()));
+    require(in_range(&RunSpec::width),
             "width must be between 1 and 64 (got " + std::to_string(width) + ")");
-    require(contains(dataset_names(), dataset),
-            "dataset '" + dataset + "' is unknown: choose one of " + join(dataset_names()));
+    require(
+        contains(dataset_names(), dataset),
+        "dataset " + quoted_text(dataset) + " is unknown: choose one of " + join(dataset_names()));
     if (dataset == "synthetic") {
-        require(synthetic_train >= 1, "synthetic_train must be at least 1");
-        require(synthetic_test >= 1, "synthetic_test must be at least 1");
+        require(in_range(&RunSpec::synthetic_train), "synthetic_train must be at least 1");
+        require(in_range(&RunSpec::synthetic_test), "synthetic_test must be at least 1");
         require(synthetic_channels == 1 || synthetic_channels == 3,
                 "synthetic_channels must be 1 or 3");
         // The generator draws its class prototypes on at least 8x8 pixels.
-        require(synthetic_size >= 8 && synthetic_size <= 256 && synthetic_size % 4 == 0,
+        require(in_range(&RunSpec::synthetic_size) && synthetic_size % 4 == 0,
                 "synthetic_size must be a multiple of 4 between 8 and 256 (got " +
                     std::to_string(synthetic_size) + ")");
     }
-    require(train_subset >= 0, "train_subset must be 0 (the whole set) or a count of images");
-    require(test_subset >= 0, "test_subset must be 0 (the whole set) or a count of images");
-    require(epochs >= 1, "epochs must be at least 1 (got " + std::to_string(epochs) + ")");
-    require(
-        batch >= 1 && batch <= 65536,
-        "batch must be between 1 and 65536 images per device (got " + std::to_string(batch) + ")");
-    require(devices >= 1 && devices <= max_cpu_devices,
-            "devices must be between 1 and " + std::to_string(max_cpu_devices) +
-                " CPU devices (got " + std::to_string(devices) + ")");
+    require(in_range(&RunSpec::train_subset),
+            "train_subset must be 0 (the whole set) or a count of images");
+    require(in_range(&RunSpec::test_subset),
+            "test_subset must be 0 (the whole set) or a count of images");
+    require(in_range(&RunSpec::epochs),
+            "epochs must be at least 1 (got " + std::to_string(epochs) + ")");
+    require(in_range(&RunSpec::batch), "batch must be between 1 and 65536 images per device (got " +
+                                           std::to_string(batch) + ")");
+    require(in_range(&RunSpec::devices), "devices must be between 1 and " +
+                                             std::to_string(max_cpu_devices) +
+                                             " CPU devices (got " + std::to_string(devices) + ")");
     // Whether the GPUs exist is the machine's question: the trainer asks it.
     require(gpus.empty() || device == DeviceKind::Gpu,
             "gpus lists GPUs for a run on CPU devices: set device to gpu, or leave gpus empty");
@@ -90,7 +126,7 @@ std::vector<std::string> RunSpec::validate() const {
         finite(collective_timeout_s) && collective_timeout_s >= 1 && collective_timeout_s <= 86400,
         "collective_timeout_s must be between 1 and 86400 seconds (got " +
             optim::format_number(collective_timeout_s) + ")");
-    require(accumulation >= 1 && accumulation <= 1024,
+    require(in_range(&RunSpec::accumulation),
             "accumulation must be between 1 and 1024 micro-batches (got " +
                 std::to_string(accumulation) + ")");
     require(finite(bucket_mb) && bucket_mb > 0 && bucket_mb <= 1024,
@@ -106,7 +142,7 @@ std::vector<std::string> RunSpec::validate() const {
     require(finite(label_smoothing) && label_smoothing >= 0 && label_smoothing < 1,
             "label_smoothing must be in [0, 1)");
     require(finite(gamma) && gamma > 0 && gamma <= 1, "gamma must be in (0, 1]");
-    require(step_epochs >= 1, "step_epochs must be at least 1");
+    require(in_range(&RunSpec::step_epochs), "step_epochs must be at least 1");
     if (schedule == ScheduleKind::MultiStep) {
         require(!milestones.empty(),
                 "the multistep schedule needs milestones (epochs, e.g. 30,60)");
@@ -128,7 +164,7 @@ std::vector<std::string> RunSpec::validate() const {
     require(warmup != WarmupKind::PerEpoch || warmup_unit == WarmupUnit::Epochs,
             "the per-epoch warm-up is measured in epochs: set warmup_unit to epochs "
             "(--warmup-epochs)");
-    require(reference_batch >= 1, "reference_batch must be at least 1");
+    require(in_range(&RunSpec::reference_batch), "reference_batch must be at least 1");
     require(finite(beta1) && beta1 >= 0 && beta1 < 1, "beta1 must be in [0, 1)");
     require(finite(beta2) && beta2 >= 0 && beta2 < 1, "beta2 must be in [0, 1)");
     require(finite(eps) && eps > 0 && eps < 1, "eps must be in (0, 1)");
@@ -137,7 +173,7 @@ std::vector<std::string> RunSpec::validate() const {
     require(finite(trust_clamp) && trust_clamp >= 0, "trust_clamp must be 0 (none) or positive");
     require(finite(poly_power) && poly_power > 0 && poly_power <= 10,
             "poly_power must be in (0, 10]");
-    require(ghost_batch >= 0 && (ghost_batch == 0 || batch % ghost_batch == 0),
+    require(in_range(&RunSpec::ghost_batch) && (ghost_batch == 0 || batch % ghost_batch == 0),
             "ghost_batch must be 0 (off) or divide the batch per device (" + std::to_string(batch) +
                 ")");
     require(ghost_batch == 0 || !sync_bn, "ghost_batch and sync_bn cannot be combined: choose one");
@@ -153,11 +189,11 @@ std::vector<std::string> RunSpec::validate() const {
             "targets must be at most 16 accuracies in (0, 1]");
     require(finite(warmup_start_factor) && warmup_start_factor >= 0 && warmup_start_factor <= 1,
             "warmup_start_factor must be in [0, 1]");
-    require(threads >= 0 && threads <= 1024,
+    require(in_range(&RunSpec::threads),
             "threads must be a count from 1 to 1024 per device, or 0 to share all cores");
     require(finite(target_accuracy) && target_accuracy >= 0 && target_accuracy <= 1,
             "target_accuracy must be in [0, 1] (0: no target)");
-    require(patience >= 1, "patience must be at least 1 epoch");
+    require(in_range(&RunSpec::patience), "patience must be at least 1 epoch");
     return errors;
 }
 

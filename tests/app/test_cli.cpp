@@ -149,7 +149,8 @@ class TestCli : public QObject {
     void bad_input_exits_2_with_a_message_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
-        QTest::newRow("unknown flag") << QStringList{"train", "--bogus"} << "unknown flag --bogus";
+        QTest::newRow("unknown flag")
+            << QStringList{"train", "--bogus"} << "unknown flag '--bogus'";
         QTest::newRow("batch 0") << QStringList{"train", "--batch", "0"} << "batch";
         QTest::newRow("epochs -1") << QStringList{"train", "--epochs", "-1"} << "epochs";
         QTest::newRow("lr 0") << QStringList{"train", "--lr", "0"} << "lr";
@@ -167,10 +168,10 @@ class TestCli : public QObject {
         QTest::newRow("global batch not divisible by devices")
             << QStringList{"train", "--global-batch", "100", "--devices", "3"}
             << "--global-batch 100 is not divisible by 3 devices: use --global-batch 99";
-        QTest::newRow("devices 0")
-            << QStringList{"train", "--devices", "0"} << "devices must be between 1 and 16";
-        QTest::newRow("devices 17")
-            << QStringList{"train", "--devices", "17"} << "devices must be between 1 and 16";
+        QTest::newRow("devices 0") << QStringList{"train", "--devices", "0"}
+                                   << "--devices expects a whole number from 1 to 16, got '0'";
+        QTest::newRow("devices 17") << QStringList{"train", "--devices", "17"}
+                                    << "--devices expects a whole number from 1 to 16, got '17'";
         QTest::newRow("batch and global batch")
             << QStringList{"train", "--batch", "64", "--global-batch", "128"} << "not both";
         QTest::newRow("unknown optimizer")

@@ -53,7 +53,7 @@ class TestDevicesCommand : public QObject {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
         QTest::newRow("unknown flag")
-            << QStringList{"devices", "--json"} << "error: unknown flag --json";
+            << QStringList{"devices", "--json"} << "error: unknown flag '--json'";
         QTest::newRow("stray word") << QStringList{"devices", "gpu"}
                                     << "error: unexpected argument 'gpu': flags start with --";
         QTest::newRow("help with a value") << QStringList{"devices", "--help=yes"}

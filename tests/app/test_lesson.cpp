@@ -312,7 +312,9 @@ class TestLesson : public QObject {
     }
 
     void wrongTypesNameTheirField() {
-        const QString error = error_of(valid_lesson("", "\"batch\": \"many\","));
+        QByteArray json = valid_lesson();
+        json.replace("\"batch\": 256", "\"batch\": \"many\"");
+        const QString error = error_of(json);
         QVERIFY2(error.contains("bad.json:14: field 'runs[1].batch'"), qPrintable(error));
         QVERIFY2(error.contains("whole number"), qPrintable(error));
     }
@@ -483,6 +485,33 @@ class TestLesson : public QObject {
         const QString error = error_of(json);
         QVERIFY2(error.contains("bad.json:9: field 'base.patience': the assessment sets it"),
                  qPrintable(error));
+    }
+
+    // A key given twice took its last value silently.
+    void aKeyGivenTwiceIsRefused() {
+        QCOMPARE(error_of(valid_lesson("\"epochs\": 2,")),
+                 QString("bad.json:10: field 'base.epochs': given twice (first at line 9); keep "
+                         "one"));
+    }
+
+    // Every problem of a file with thousands of them was listed.
+    void theProblemsOfAFileAreCapped() {
+        QByteArray keys;
+        for (int i = 0; i < 1000; ++i)
+            keys += "\"k" + QByteArray::number(i) + "\": 1, ";
+        const QStringList problems = error_of(valid_lesson(keys.constData())).split('\n');
+        QCOMPARE(problems.size(), 21);
+        QCOMPARE(problems.last(), QString("bad.json: ... and 980 more problems"));
+    }
+
+    // A run's name of 1000 characters was echoed whole.
+    void aLongNameIsQuotedCut() {
+        const QByteArray name(1000, 'n');
+        QByteArray json = valid_lesson();
+        json.replace("\"small\"", "\"" + name + "\"").replace("\"large\"", "\"" + name + "\"");
+        QCOMPARE(error_of(json), "bad.json:14: field 'runs[1].name': \"" + QString(60, 'n') +
+                                     "...\" (1000 bytes) names another run too: give each run "
+                                     "its own name");
     }
 
     void everyProblemIsReported() {

@@ -315,6 +315,37 @@ class TestRunSpecJson : public QObject {
         const QString message = error_of(R"({"epochs": "3", "bogus": 1, "schedule": 5})");
         QCOMPARE(message.count('\n'), 2);
     }
+
+    // A key given twice took its last value silently.
+    void a_key_given_twice_is_refused_with_both_lines() {
+        QCOMPARE(error_of("{\n  \"epochs\": 2,\n  \"lr\": 0.1,\n  \"epochs\": 3\n}\n"),
+                 QString("line 4, column 3: key 'epochs' is given twice (first at line 2); keep "
+                         "one"));
+    }
+
+    // 4 million unknown keys gave 4 million messages of 700 bytes each (2.8 GB).
+    void the_problems_of_a_file_are_capped() {
+        QByteArray document = "{";
+        for (int i = 0; i < 100'000; ++i)
+            document += "\"k" + QByteArray::number(i) + "\": 1,";
+        document += "\"model\": 1}";
+        const QStringList lines = error_of(document).split('\n');
+        QCOMPARE(lines.size(), 21);
+        QCOMPARE(lines.last(), QString("... and 99981 more problems"));
+    }
+
+    // A 50 MB value was echoed whole.
+    void a_long_value_is_quoted_cut() {
+        const QByteArray document = "{\"lr\": \"" + QByteArray(50 << 20, 'x') + "\"}";
+        QCOMPARE(error_of(document), "\"lr\" must be a number, got the string \"" +
+                                         QString(60, 'x') + "...\" (52428800 bytes)");
+        const QByteArray key = "{\"" + QByteArray(1000, 'k') + "\": 1}";
+        QVERIFY2(
+            error_of(key).startsWith("unknown key \"" + QString(60, 'k') + "...\" (1000 bytes)"),
+            qPrintable(error_of(key).left(200)));
+        QVERIFY2(error_of("{\"k\\u001b[2J\": 1}").startsWith("unknown key \"k\\x1b[2J\""),
+                 qPrintable(error_of("{\"k\\u001b[2J\": 1}").left(200)));
+    }
 };
 
 QTEST_APPLESS_MAIN(TestRunSpecJson)

@@ -215,6 +215,18 @@ class TestRunSpecValidate : public QObject {
         QCOMPARE(joined(spec.validate()), QString::fromStdString(mistake.message));
     }
 
+    // A 50 MB model name from a config file was echoed whole, escape sequences and all.
+    void a_long_or_strange_name_is_quoted_cut() {
+        RunSpec spec;
+        spec.model = std::string(50 << 20, 'm');
+        spec.dataset = "x\x1b[2J";
+        QCOMPARE(joined(spec.validate()),
+                 "model '" + QString(60, 'm') +
+                     "...' (52428800 bytes) is unknown: choose one of mlp, cnn, resnet8, "
+                     "resnet20, wrn\ndataset 'x\\x1b[2J' is unknown: choose one of "
+                     "fashion-mnist, mnist, cifar10, synthetic");
+    }
+
     void every_problem_is_reported_at_once() {
         RunSpec spec;
         for (const Mistake& mistake : mistakes())
