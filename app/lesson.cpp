@@ -21,6 +21,7 @@
 #include "name_table.h"
 #include "problem_list.h"
 #include "quoted_text.h"
+#include "run_collection.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
 
@@ -654,8 +655,15 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
         problem({}, QStringLiteral("the lesson needs \"runs\": %1").arg(runs_what));
     else if (!runs.isArray() || runs.toArray().isEmpty())
         problem(QStringLiteral("runs"), QStringLiteral("must be %1").arg(runs_what));
+    else if (runs.toArray().size() > most_runs_queued_at_once)
+        problem(QStringLiteral("runs"),
+                QStringLiteral("has %1 runs; a lesson queues at most %2: split it into several "
+                               "lessons")
+                    .arg(runs.toArray().size())
+                    .arg(most_runs_queued_at_once));
     QSet<QString> names;
-    const QJsonArray run_array = runs.toArray();
+    const QJsonArray run_array =
+        runs.toArray().size() > most_runs_queued_at_once ? QJsonArray() : runs.toArray();
     for (qsizetype i = 0; i < run_array.size(); ++i) {
         const QString path = element(QStringLiteral("runs"), i);
         if (!run_array[i].isObject()) {

@@ -19,6 +19,10 @@ namespace scalelab {
 class RunStore;
 struct StoredRun;
 
+// The most runs a sweep of the form or a lesson queues at once: a sweep or lesson larger than
+// this is refused with a message rather than queued for days.
+inline constexpr qsizetype most_runs_queued_at_once = 1000;
+
 // The runs of this session and their whole curves, kept on the GUI thread. It starts runs
 // through a RunController and turns the controller's queued signals into records; views (run
 // table, charts, scaling view) read records from here and listen to the signals below.
@@ -59,7 +63,8 @@ class RunCollection : public QObject {
     // not create it (storeError says why).
     int start(const RunSpec& spec, const QString& name = {});
     // Queues runs to run one after another in this order (a sweep); returns the ids of those
-    // queued (all of them unless the store could not create one).
+    // queued (all of them unless the store could not create one). Sweeps and lessons queue at
+    // most most_runs_queued_at_once.
     std::vector<int> enqueue(const std::vector<RunSpec>& specs, const std::vector<QString>& names);
     // Adds a run that was not started here (a finished run from elsewhere, a benchmark's data),
     // writing it to the store when there is one. Its id and colour are assigned here; returns

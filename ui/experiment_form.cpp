@@ -32,6 +32,7 @@
 #include "error.h"
 #include "number_lists.h"
 #include "number_spin_box.h"
+#include "run_collection.h"
 #include "run_spec_json.h"
 #include "scaled_font.h"
 #include "train/dataset_request.h"
@@ -47,7 +48,6 @@ namespace {
 constexpr int kIntMin = std::numeric_limits<int>::min();
 constexpr int kIntMax = std::numeric_limits<int>::max();
 // More runs than anyone watches, and a bound on what a mistyped list can allocate.
-constexpr std::size_t kMaxSweepRuns = 1000;
 
 QString number(double value) {
     return QString::number(value, 'g', QLocale::FloatingPointShortest);
@@ -784,11 +784,11 @@ ExperimentForm::Sweep ExperimentForm::readSweep() const {
     else
         sweep.problems.push_back({sweepLrs_->objectName(), problem});
 
-    if (sweep.runs() > kMaxSweepRuns)
+    if (sweep.runs() > std::size_t(most_runs_queued_at_once))
         sweep.problems.push_back({{},
                                   tr("the sweep has %1 runs; queue at most %2 at a time")
                                       .arg(sweep.runs())
-                                      .arg(kMaxSweepRuns)});
+                                      .arg(most_runs_queued_at_once)});
 
     // A value that would make an invalid run is named at its list. Judged only against a valid
     // form: otherwise the form's own problems explain what is wrong.

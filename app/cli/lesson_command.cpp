@@ -131,6 +131,11 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
             specs.back().seed = *options.seed;
         names.push_back(lesson.title + QStringLiteral(": ") + run.name);
     }
+    // Ctrl-C stops the runs, also those being queued; the collection is touched on its own
+    // thread only.
+    InterruptWatcher interrupt_watcher([&collection](int) {
+        QMetaObject::invokeMethod(&collection, [&collection] { collection.stopAll(); });
+    });
     QElapsedTimer wall;
     wall.start();
     const std::vector<int> ids = collection.enqueue(specs, names);
@@ -184,10 +189,6 @@ int run_command(const LessonOptions& options, const Lesson& lesson) {
             app.quit();
     });
 
-    // Ctrl-C stops the runs; the collection is touched on its own thread only.
-    InterruptWatcher interrupt_watcher([&collection](int) {
-        QMetaObject::invokeMethod(&collection, [&collection] { collection.stopAll(); });
-    });
     app.exec();
 
     fmt::print("\n{}: {} run{} in {:.0f} s\n", text(lesson.title), ids.size(),

@@ -15,6 +15,7 @@
 #include "cli/log_setup.h"
 #include "data/load.h"
 #include "error.h"
+#include "run_labels.h"
 #include "run_spec_json.h"
 #include "run_store.h"
 #include "train/run_spec.h"
@@ -354,6 +355,9 @@ const std::vector<TrainFlag>& train_flags() {
              [](const std::string& value, TrainOptions& options) -> std::string {
                  if (value.empty())
                      return "--name needs a name";
+                 if (const QString problem = run_name_problem(QString::fromStdString(value));
+                     !problem.isEmpty())
+                     return "--name: " + problem.toStdString();
                  options.name = value;
                  return {};
              }},
@@ -472,6 +476,11 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
     }
     if (!both_batches)
         apply_global_batch(parsed);
+    QStringList tags;
+    for (const std::string& tag : parsed.options.tags)
+        tags.append(QString::fromStdString(tag));
+    if (const QString problem = tags_problem(tags); !problem.isEmpty())
+        parsed.problems.push_back("--tag: " + problem.toStdString());
     return parsed;
 }
 

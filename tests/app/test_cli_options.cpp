@@ -689,6 +689,12 @@ class TestCliOptions : public QObject {
         QTest::newRow("store") << QStringList{"--store", ""} << "--store needs a file name";
         QTest::newRow("name") << QStringList{"--name", ""} << "--name needs a name";
         QTest::newRow("tag") << QStringList{"--tag", ""} << "--tag needs a tag";
+        QTest::newRow("long name")
+            << QStringList{"--name", QString(201, QLatin1Char('n'))}
+            << "--name: a run name has at most 200 characters, this one has 201: shorten it";
+        QTest::newRow("long tag")
+            << QStringList{"--tag", QString(65, QLatin1Char('t'))}
+            << "--tag: a tag has at most 64 characters, tag 1 has 65: shorten it";
         QTest::newRow("metrics-out")
             << QStringList{"--metrics-out", ""} << "--metrics-out needs a file name";
         QTest::newRow("two warm-ups") << QStringList{"--warmup-epochs", "1", "--warmup-steps", "5"}

@@ -12,6 +12,7 @@
 
 #include "lesson.h"
 #include "lesson_library.h"
+#include "run_collection.h"
 #include "run_controller.h"
 
 using namespace scalelab;
@@ -329,6 +330,21 @@ class TestLesson : public QObject {
 
         error = error_of(R"({"title": "t", "explanation": "e", "charts": ["train_loss"]})");
         QVERIFY2(error.contains("bad.json: the lesson needs \"runs\""), qPrintable(error));
+    }
+
+    // A lesson queues at most most_runs_queued_at_once runs: more is refused at once, not
+    // checked run by run first.
+    void tooManyRunsAreRefused() {
+        QByteArray runs;
+        for (qsizetype i = 0; i <= scalelab::most_runs_queued_at_once; ++i)
+            runs +=
+                QByteArray(i == 0 ? "" : ",") + "{\"name\": \"r" + QByteArray::number(i) + "\"}";
+        const QByteArray json = R"({"title": "t", "explanation": "e", "charts": ["train_loss"],
+            "runs": [)" + runs + "]}";
+        const QString error = error_of(json);
+        QVERIFY2(error.contains("field 'runs': has 1001 runs; a lesson queues at most 1000: split "
+                                "it into several lessons"),
+                 qPrintable(error));
     }
 
     void runsNeedUniqueNames() {
