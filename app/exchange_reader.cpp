@@ -20,6 +20,7 @@
 
 #include "error.h"
 #include "printable_text.h"
+#include "quoted_text.h"
 #include "run_exchange.h"
 #include "run_labels.h"
 #include "run_spec_json.h"
@@ -44,13 +45,19 @@ constexpr std::size_t rows_per_chunk = 8192;
     throw ExchangeError((where + QStringLiteral(": ") + problem).toStdString());
 }
 
-// A text from the file as a message quotes it: cut, and without control characters.
-QString excerpt(const QString& text) {
-    constexpr qsizetype longest_quote = 60;
-    if (text.size() <= longest_quote)
-        return printable(text);
-    return printable(text.left(longest_quote)) +
-           QStringLiteral("... (%1 characters)").arg(text.size());
+// A text from the file as a message quotes it (quoted_text.h): cut, without control characters.
+QString shown_text(const std::string& text, char quote = '"') {
+    return QString::fromStdString(quoted_text(text, quote));
+}
+
+QString shown_text(const QString& text) {
+    return shown_text(text.toStdString());
+}
+
+// A key as a place names it: plain (`summary.steps`), unless it needs cutting or escaping.
+QString key_in_place(const QString& key) {
+    const QString shown = shown_text(key);
+    return shown == QLatin1Char('"') + key + QLatin1Char('"') ? key : shown;
 }
 
 // How a problem names the value it found.
@@ -63,7 +70,7 @@ QString describe(const QJsonValue& value) {
         case QJsonValue::Double:
             return QString::number(value.toDouble(), 'g', QLocale::FloatingPointShortest);
         case QJsonValue::String:
-            return QStringLiteral("the string \"%1\"").arg(excerpt(value.toString()));
+            return QStringLiteral("the string ") + shown_text(value.toString());
         case QJsonValue::Array:
             return QStringLiteral("an array");
         case QJsonValue::Object:
@@ -112,7 +119,7 @@ class Fields {
 
     QString where(const QString& key) const {
         const QString field =
-            path_.isEmpty() ? excerpt(key) : path_ + QLatin1Char('.') + excerpt(key);
+            path_.isEmpty() ? key_in_place(key) : path_ + QLatin1Char('.') + key_in_place(key);
         return run_.isEmpty() ? field : run_ + QStringLiteral(", ") + field;
     }
 
@@ -286,7 +293,7 @@ void read_summary(const Fields& summary, StoredRun& run) {
 // `run 2 ("cnn")`, or `run 2` before its name is known.
 QString run_place(qsizetype index, const QString& name) {
     const QString number = QStringLiteral("run %1").arg(index + 1);
-    return name.isNull() ? number : QStringLiteral("%1 (\"%2\")").arg(number, excerpt(name));
+    return name.isNull() ? number : QStringLiteral("%1 (%2)").arg(number, shown_text(name));
 }
 
 StoredRun read_run_fields(const QJsonObject& object, qsizetype index) {
@@ -306,8 +313,8 @@ StoredRun read_run_fields(const QJsonObject& object, qsizetype index) {
     const auto parsed_state = EnumNames<RunState>::table.parse(state.toStdString());
     if (!parsed_state)
         fail(run.where(QStringLiteral("state")),
-             QStringLiteral("\"%1\" is not a state; the states are %2")
-                 .arg(excerpt(state),
+             QStringLiteral("%1 is not a state; the states are %2")
+                 .arg(shown_text(state),
                       QString::fromStdString(EnumNames<RunState>::table.choices(", "))));
     stored.state = *parsed_state;
     stored.message = run.string(QStringLiteral("message"));
@@ -388,8 +395,8 @@ class ExchangeStream {
     bool key(std::string& name) {
         Frame& frame = frames_.back();
         if (!frame.keys.insert(name).second)
-            fail(place(false), QStringLiteral("the key \"%1\" is given twice: keep one")
-                                   .arg(excerpt(QString::fromStdString(name))));
+            fail(place(false),
+                 QStringLiteral("the key %1 is given twice: keep one").arg(shown_text(name)));
         frame.key = std::move(name);
         return true;
     }
@@ -401,10 +408,9 @@ class ExchangeStream {
         std::string what = error.what();
         const std::size_t at = what.find(" at line ");
         what = at == std::string::npos ? what.substr(what.find(']') + 2) : what.substr(at + 4);
-        const QString token = QString::fromStdString(last_token);
         QString message = QString::fromStdString(what);
-        if (token.size() > 60)
-            message.replace(token, excerpt(token));
+        message.replace(QLatin1Char('\'') + QString::fromStdString(last_token) + QLatin1Char('\''),
+                        shown_text(last_token, '\''));
         throw ExchangeError(
             QStringLiteral("not valid JSON at %1").arg(printable(message)).toStdString());
     }
@@ -465,7 +471,7 @@ class ExchangeStream {
                 text += (text.isEmpty()            ? QString()
                          : frame.kind == Kind::Run ? QStringLiteral(", ")
                                                    : QStringLiteral(".")) +
-                        excerpt(QString::fromStdString(frame.key));
+                        key_in_place(QString::fromStdString(frame.key));
             if (!frame.is_object && frame.kind == Kind::Value && !last)
                 text += QStringLiteral(" item %1").arg(frame.items + 1);
         }
@@ -643,7 +649,7 @@ class ExchangeStream {
         if (key == "runs")
             fail(QStringLiteral("runs"),
                  QStringLiteral("must be an array, got ") + describe(to_qt(value)));
-        fail(excerpt(QString::fromStdString(key)),
+        fail(key_in_place(QString::fromStdString(key)),
              QStringLiteral("unknown field; the fields are format, version, runs"));
     }
 

@@ -360,7 +360,6 @@ enum class Statement {
     SelectRun,
     LoadCurve,
     MetricsAfter,
-    AllRowsOfRun,
     Rename,
     SetTags,
     DeleteRun,
@@ -448,9 +447,6 @@ QString statement_sql(Statement statement) {
             return QStringLiteral(
                 "SELECT name, step, epoch, wall_time, value FROM metrics WHERE run_id = ? AND "
                 "step > ? ORDER BY step");
-        case Statement::AllRowsOfRun:
-            return QStringLiteral(
-                "SELECT name, step, epoch, wall_time, value FROM metrics WHERE run_id = ?");
         case Statement::Rename:
             return QStringLiteral("UPDATE runs SET name = ? WHERE id = ?");
         case Statement::SetTags:
@@ -583,18 +579,27 @@ struct RunStore::Connection {
             throw store_error(path, error);
     }
 
-    // Whether every value of run `id` (its row and each metric row) reads without an error.
+    // Whether every value of run `id` (its row and each curve) reads without an error.
     bool run_reads_whole(std::int64_t id) {
-        for (const Statement which : {Statement::SelectRun, Statement::AllRowsOfRun}) {
-            try {
-                QSqlQuery& query = run(which, {qint64(id)});
-                while (query.next())
-                    for (int column = 0; column < query.record().count(); ++column)
-                        query.value(column);
-                finish_reading(query);
-            } catch (const StoreError&) {
+        // The queries load_record and the exports run, each to its last row: a damaged page
+        // may be met by one way down the b-tree and not by another.
+        const auto reads = [&](Statement which, std::initializer_list<QVariant> values) {
+            QSqlQuery& query = run(which, values);
+            std::size_t rows = 0;
+            for (; query.next(); ++rows)
+                for (int column = 0; column < query.record().count(); ++column)
+                    query.value(column);
+            finish_reading(query);
+            return rows;
+        };
+        try {
+            // A listed run its id does not find (rows out of order) cannot be read either.
+            if (reads(Statement::SelectRun, {qint64(id)}) == 0)
                 return false;
-            }
+            for (const Metric metric : all_metrics)
+                reads(Statement::LoadCurve, {qint64(id), metric_names()[std::size_t(metric)]});
+        } catch (const StoreError&) {
+            return false;
         }
         return true;
     }
@@ -716,7 +721,31 @@ struct RunStore::Connection {
                              QStringLiteral("%1 is an SQLite database but not a ScaleLab run "
                                             "store: open another file or start a new store")
                                  .arg(path));
+        // Every query finds runs and rows by these keys: a store whose keys were edited away
+        // would list runs it cannot then find.
+        if (version > 0 && (primary_key(QStringLiteral("runs")) != QStringList{"id:INTEGER"} ||
+                            primary_key(QStringLiteral("metrics")) !=
+                                QStringList{"run_id:INTEGER", "name:TEXT", "step:INTEGER"}))
+            throw StoreError(StoreError::Kind::Corrupt,
+                             QStringLiteral("%1 has tables whose keys are not the ones ScaleLab "
+                                            "makes: it was damaged or edited; open a backup or "
+                                            "start a new store")
+                                 .arg(path));
         return version;
+    }
+
+    // The columns of `table`'s primary key, in key order, as "name:TYPE".
+    QStringList primary_key(const QString& table) {
+        QSqlQuery query =
+            exec(QStringLiteral("SELECT name, upper(type) FROM pragma_table_info('%1') "
+                                "WHERE pk > 0 ORDER BY pk")
+                     .arg(table));
+        QStringList columns;
+        while (query.next())
+            columns.append(query.value(0).toString() + QLatin1Char(':') +
+                           query.value(1).toString());
+        finish_reading(query);
+        return columns;
     }
 
     void configure() {

@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 jobs=${SCALELAB_FUZZ_JOBS:-$(nproc)}
 build=build/asan
-targets=(idx_reader cifar10_reader run_spec_json lesson_json run_import)
+targets=(idx_reader cifar10_reader run_spec_json lesson_json run_import run_store printable_text)
 
 # The number after "NAME:" in libFuzzer's final statistics, or after "NAME: " in its last
 # status line ("#70337 DONE cov: 323 ft: 483 corp: 7/446b ..."); "?" when absent.

@@ -488,6 +488,29 @@ class TestRunStore : public QObject {
         }
     }
 
+    // A store whose tables were edited so that a run's id is no longer its key would list runs
+    // that no query then finds: refused as damaged or edited, left as it is.
+    void editedKeysAreDamageNotAStore() {
+        const QString path = dir_.filePath(QStringLiteral("edited.sqlite"));
+        {
+            const SqliteFile file(path);
+            file.exec(QStringLiteral("CREATE TABLE runs (id TEXT PRIMARY KEY, name TEXT)"));
+            file.exec(
+                QStringLiteral("CREATE TABLE metrics (run_id INTEGER, name TEXT, step "
+                               "INTEGER, PRIMARY KEY (run_id, name, step))"));
+            file.exec(QStringLiteral("PRAGMA application_id = %1")
+                          .arg(scalelab::store_schema::application_id));
+            file.exec(QStringLiteral("PRAGMA user_version = %1").arg(RunStore::schema_version));
+        }
+        const QByteArray bytes = file_bytes(path);
+        const std::optional<StoreError> error = open_error(path);
+        QVERIFY(error);
+        QCOMPARE(error->kind(), StoreError::Kind::Corrupt);
+        QVERIFY2(QString::fromUtf8(error->what()).contains("keys are not the ones ScaleLab makes"),
+                 error->what());
+        QCOMPARE(file_bytes(path), bytes);
+    }
+
     void pathsThatCannotHoldAStoreAreUnreadable() {
         const QString plain_file = dir_.filePath(QStringLiteral("plain.txt"));
         QFile file(plain_file);
