@@ -5,11 +5,11 @@
 #include <QJsonParseError>
 
 #include <cmath>
-#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <variant>
 #include <vector>
 
 #include "error.h"
@@ -18,6 +18,7 @@
 #include "problem_list.h"
 #include "quoted_text.h"
 #include "train/run_spec.h"
+#include "train/spec_fields.h"
 
 namespace scalelab {
 
@@ -210,99 +211,25 @@ requires std::is_enum_v<Enum> std::string from_json(const char* key, const QJson
     return {};
 }
 
-// One entry per RunSpec field, so that writing, reading and the list of keys cannot disagree.
-struct Field {
-    const char* key;
-    std::function<QJsonValue(const RunSpec&)> write;
-    std::function<std::string(const QJsonValue&, RunSpec&)> read;
-};
-
-template <typename T>
-Field field(const char* key, T RunSpec::*member) {
-    return {key, [member](const RunSpec& spec) { return to_json(spec.*member); },
-            [key, member](const QJsonValue& value, RunSpec& spec) {
-                return from_json(key, value, spec.*member);
-            }};
+// The field's value as JSON, and the field read from JSON (spec_fields.h: one entry per field,
+// so that writing, reading and the list of keys cannot disagree).
+QJsonValue field_to_json(const SpecField& field, const RunSpec& spec) {
+    return std::visit([&spec](auto member) { return to_json(spec.*member); }, field.member);
 }
 
-const std::vector<Field>& fields() {
-    static const std::vector<Field> all{
-        field("model", &RunSpec::model),
-        field("width", &RunSpec::width),
-        field("dataset", &RunSpec::dataset),
-        field("data_dir", &RunSpec::data_dir),
-        field("synthetic_train", &RunSpec::synthetic_train),
-        field("synthetic_test", &RunSpec::synthetic_test),
-        field("synthetic_channels", &RunSpec::synthetic_channels),
-        field("synthetic_size", &RunSpec::synthetic_size),
-        field("augment", &RunSpec::augment),
-        field("train_subset", &RunSpec::train_subset),
-        field("test_subset", &RunSpec::test_subset),
-        field("epochs", &RunSpec::epochs),
-        field("batch", &RunSpec::batch),
-        field("device", &RunSpec::device),
-        field("devices", &RunSpec::devices),
-        field("gpus", &RunSpec::gpus),
-        field("tf32", &RunSpec::tf32),
-        field("deterministic", &RunSpec::deterministic),
-        field("collective_timeout_s", &RunSpec::collective_timeout_s),
-        field("accumulation", &RunSpec::accumulation),
-        field("bucket_mb", &RunSpec::bucket_mb),
-        field("first_bucket_mb", &RunSpec::first_bucket_mb),
-        field("overlap", &RunSpec::overlap),
-        field("sync_bn", &RunSpec::sync_bn),
-        field("zero_init_residual", &RunSpec::zero_init_residual),
-        field("ghost_batch", &RunSpec::ghost_batch),
-        field("noise_scale_beta", &RunSpec::noise_scale_beta),
-        field("targets", &RunSpec::targets),
-        field("optimizer", &RunSpec::optimizer),
-        field("lr", &RunSpec::lr),
-        field("lr_scaling", &RunSpec::lr_scaling),
-        field("reference_batch", &RunSpec::reference_batch),
-        field("momentum", &RunSpec::momentum),
-        field("nesterov", &RunSpec::nesterov),
-        field("weight_decay", &RunSpec::weight_decay),
-        field("decay_norm_and_bias", &RunSpec::decay_norm_and_bias),
-        field("label_smoothing", &RunSpec::label_smoothing),
-        field("beta1", &RunSpec::beta1),
-        field("beta2", &RunSpec::beta2),
-        field("eps", &RunSpec::eps),
-        field("trust_coefficient", &RunSpec::trust_coefficient),
-        field("larc", &RunSpec::larc),
-        field("trust_clamp", &RunSpec::trust_clamp),
-        field("grad_averaging", &RunSpec::grad_averaging),
-        field("adapt_norm_and_bias", &RunSpec::adapt_norm_and_bias),
-        field("schedule", &RunSpec::schedule),
-        field("gamma", &RunSpec::gamma),
-        field("step_epochs", &RunSpec::step_epochs),
-        field("milestones", &RunSpec::milestones),
-        field("min_lr", &RunSpec::min_lr),
-        field("poly_power", &RunSpec::poly_power),
-        field("warmup", &RunSpec::warmup),
-        field("warmup_length", &RunSpec::warmup_length),
-        field("warmup_unit", &RunSpec::warmup_unit),
-        field("warmup_start_factor", &RunSpec::warmup_start_factor),
-        field("seed", &RunSpec::seed),
-        field("threads", &RunSpec::threads),
-        field("target_accuracy", &RunSpec::target_accuracy),
-        field("patience", &RunSpec::patience),
-    };
-    return all;
-}
-
-const Field* find_field(const QString& key) {
-    for (const Field& f : fields())
-        if (key == QLatin1String(f.key))
-            return &f;
-    return nullptr;
+std::string field_from_json(const SpecField& field, const QJsonValue& value, RunSpec& spec) {
+    const std::string key(field.key);
+    return std::visit([&](auto member) { return from_json(key.c_str(), value, spec.*member); },
+                      field.member);
 }
 
 }  // namespace
 
 QJsonObject run_spec_to_json(const RunSpec& spec) {
     QJsonObject object;
-    for (const Field& f : fields())
-        object.insert(QLatin1String(f.key), f.write(spec));
+    for (const SpecField& field : spec_fields())
+        object.insert(QString::fromUtf8(field.key.data(), qsizetype(field.key.size())),
+                      field_to_json(field, spec));
     return object;
 }
 
@@ -325,12 +252,12 @@ RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) 
     const std::string valid_keys = run_spec_json_keys().join(", ").toStdString();
     const QJsonObject object = json.object();
     for (auto it = object.begin(); it != object.end(); ++it) {
-        const Field* f = find_field(it.key());
-        if (!f) {
+        const SpecField* field = find_spec_field(it.key().toStdString());
+        if (!field) {
             problems.add("unknown key " + quoted(it.key()) + ": valid keys are " + valid_keys);
             continue;
         }
-        if (std::string problem = f->read(it.value(), spec); !problem.empty())
+        if (std::string problem = field_from_json(*field, it.value(), spec); !problem.empty())
             problems.add(std::move(problem));
     }
     if (!problems.empty())
@@ -340,8 +267,8 @@ RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) 
 
 QStringList run_spec_json_keys() {
     QStringList keys;
-    for (const Field& f : fields())
-        keys.append(QLatin1String(f.key));
+    for (const SpecField& field : spec_fields())
+        keys.append(QString::fromUtf8(field.key.data(), qsizetype(field.key.size())));
     return keys;
 }
 

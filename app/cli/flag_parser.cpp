@@ -76,9 +76,38 @@ ParsedFlags parse_flags(const std::vector<std::string>& args, const std::vector<
     return parsed;
 }
 
+namespace {
+
+// `text` broken at spaces into lines of at most `width` columns, the lines after the first
+// indented to `indent` (the help column); a word longer than a line stays whole.
+std::string wrapped(const std::string& text, std::size_t indent, std::size_t width) {
+    std::string out;
+    std::size_t column = indent;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const std::size_t space = text.find(' ', at);
+        const std::size_t end = space == std::string::npos ? text.size() : space;
+        const std::string word = text.substr(at, end - at);
+        if (column > indent && column + 1 + word.size() > width) {
+            out += "\n" + std::string(indent, ' ');
+            column = indent;
+        } else if (column > indent) {
+            out += ' ';
+            ++column;
+        }
+        out += word;
+        column += word.size();
+        at = end + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string format_help(const std::string& usage, const std::string& description,
                         const std::vector<Flag>& flags, const std::string& epilog) {
     constexpr std::size_t help_column = 30;
+    constexpr std::size_t line_width = 100;
     std::string text = "Usage: " + usage + "\n\n" + description + "\n";
     std::string section;
     for (const Flag& flag : flags) {
@@ -91,7 +120,7 @@ std::string format_help(const std::string& usage, const std::string& description
             left += " " + flag.value_name;
         left += left.size() + 2 <= help_column ? std::string(help_column - left.size(), ' ')
                                                : "\n" + std::string(help_column, ' ');
-        text += left + flag.help + "\n";
+        text += left + wrapped(flag.help, help_column, line_width) + "\n";
     }
     if (!epilog.empty())
         text += "\n" + epilog + "\n";

@@ -9,6 +9,7 @@
 #include "cli/bench_command.h"
 #include "cli/devices_command.h"
 #include "cli/exit_codes.h"
+#include "cli/fields_command.h"
 #include "cli/lesson_command.h"
 #include "cli/report_problems.h"
 #include "cli/runs_command.h"
@@ -29,6 +30,7 @@ constexpr const char* usage =
     "  scalelab-cli lesson list|run [flags]\n"
     "                                    list the classroom lessons, or run one\n"
     "  scalelab-cli devices              the GPUs and CPU cores runs can use here\n"
+    "  scalelab-cli fields               every experiment field: key, flag, default, values\n"
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"
@@ -69,6 +71,8 @@ int main(int argc, char** argv) {
             return run_lesson_command(rest);
         if (command == "devices")
             return run_devices_command(rest);
+        if (command == "fields")
+            return run_fields_command(rest);
     } catch (const std::exception& error) {
         // The engine reports what a user can fix as scalelab::Error, handled in the commands;
         // anything reaching here is a bug or the machine (out of memory), not bad input.
@@ -76,6 +80,6 @@ int main(int argc, char** argv) {
         return exit_failed;
     }
     return report_problems({"unknown command " + scalelab::quoted_text(command) +
-                            ": use train, runs, bench, lesson or devices"},
+                            ": use train, runs, bench, lesson, devices or fields"},
                            "scalelab-cli --help");
 }

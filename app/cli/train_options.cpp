@@ -9,6 +9,7 @@
 #include <limits>
 #include <sstream>
 
+#include "cli/field_flags.h"
 #include "cli/flag_parser.h"
 #include "cli/flag_readers.h"
 #include "cli/flag_values.h"
@@ -32,129 +33,9 @@ struct TrainFlag {
     Apply apply;  // empty for --config and --help, which are handled before the others
 };
 
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-    std::string out;
-    for (const auto& item : items)
-        out += (out.empty() ? "" : separator) + item;
-    return out;
-}
-
-std::string targets_text(const std::vector<double>& targets) {
-    std::string out;
-    for (double t : targets)
-        out += (out.empty() ? "" : ",") + number_text(t);
-    return out.empty() ? "none" : out;
-}
-
-// The values a number flag accepts. The default accepts every number: most ranges of numbers
-// with a fraction are left to RunSpec::validate(), which says them; the large-batch flags check
-// theirs here, so that the message names the flag. Whole-number flags take their range from
-// whole_range().
-struct Bounds {
-    double low = -std::numeric_limits<double>::infinity();
-    double high = std::numeric_limits<double>::infinity();
-    bool low_open = false, high_open = false;
-
-    bool contains(double v) const {
-        return (low_open ? v > low : v >= low) && (high_open ? v < high : v <= high);
-    }
-    // " in [0, 1)", " of at least 1", "" when unbounded.
-    std::string text() const {
-        const bool has_low = std::isfinite(low), has_high = std::isfinite(high);
-        if (has_low && has_high)
-            return std::string(" in ") + (low_open ? "(" : "[") + number_text(low) + ", " +
-                   number_text(high) + (high_open ? ")" : "]");
-        if (has_low)
-            return (low_open ? " above " : " of at least ") + number_text(low);
-        if (has_high)
-            return (high_open ? " below " : " of at most ") + number_text(high);
-        return {};
-    }
-};
-
-const Bounds unbounded, at_least_0{0, std::numeric_limits<double>::infinity()},
-    fraction{0, 1, false, true}, open_fraction{0, 1, true, true}, above_0_to_1{0, 1, true, false};
-
-// A whole number in the range RunSpec::validate() accepts for `field`: a value outside it (or
-// too large for an int) is the flag's problem, stating the range once.
-TrainFlag int_flag(std::string name, std::string help, std::string section, int RunSpec::*field) {
-    help += " (default " + std::to_string(RunSpec{}.*field) + ")";
-    return {{name, "N", help, section},
-            [name, field](const std::string& value, TrainOptions& options) -> std::string {
-                const WholeRange range = whole_range(field);
-                return read_in_range({name, value}, range.min, range.max, options.spec.*field);
-            }};
-}
-
-TrainFlag double_flag(std::string name, std::string help, std::string section,
-                      double RunSpec::*field, Bounds bounds = unbounded) {
-    help += " (default " + number_text(RunSpec{}.*field) + ")";
-    return {{name, "X", help, section},
-            [name, field, bounds](const std::string& value, TrainOptions& options) -> std::string {
-                const auto parsed = parse_double(value);
-                if (!parsed || !bounds.contains(*parsed))
-                    return expects(name, "a number" + bounds.text(), value);
-                options.spec.*field = *parsed;
-                return {};
-            }};
-}
-
-// --name 1,2,3 for a list of whole numbers (the milestones, the GPUs); `example` shows its form.
-TrainFlag int_list_flag(std::string name, std::string value_name, std::string help,
-                        std::string section, std::vector<int> RunSpec::*field,
-                        std::string example) {
-    return {{name, value_name, help, section},
-            [name, field, example](const std::string& value, TrainOptions& options) -> std::string {
-                const auto parsed = parse_int_list(value);
-                if (!parsed)
-                    return expects(name, example, value);
-                options.spec.*field = *parsed;
-                return {};
-            }};
-}
-
-// --name a|b|c for any RunSpec enum: the choices come from its EnumNames, the help shows them and
-// the default, and a value that is not one of them is a problem listing them.
-template <typename Enum>
-TrainFlag enum_flag(std::string name, std::string help, std::string section, Enum RunSpec::*field) {
-    const std::string choices = EnumNames<Enum>::table.choices("|");
-    help = choices + ": " + help + " (default " + std::string(to_string(RunSpec{}.*field)) + ")";
-    return {{name, "NAME", help, section},
-            [name, choices, field](const std::string& value, TrainOptions& options) -> std::string {
-                const auto parsed = EnumNames<Enum>::table.parse(value);
-                if (!parsed)
-                    return expects(name, "one of " + choices, value);
-                options.spec.*field = *parsed;
-                return {};
-            }};
-}
-
-TrainFlag string_flag(std::string name, std::string value_name, std::string help,
-                      std::string section, std::string RunSpec::*field) {
-    // An empty value ("--data ''", an unset shell variable) is refused rather than taken as
-    // the default: the user asked for something, and got something else.
-    return {{name, value_name, help, section},
-            [field, name](const std::string& value, TrainOptions& options) -> std::string {
-                if (value.empty())
-                    return "--" + name +
-                           " needs a value, not an empty one: leave the flag out "
-                           "for the default";
-                options.spec.*field = value;
-                return {};
-            }};
-}
-
-TrainFlag switch_flag(std::string name, std::string help, std::string section, bool RunSpec::*field,
-                      bool value_when_given) {
-    return {{name, "", help, section},
-            [field, value_when_given](const std::string&, TrainOptions& options) -> std::string {
-                options.spec.*field = value_when_given;
-                return {};
-            }};
-}
-
 TrainFlag warmup_flag(std::string name, std::string help, WarmupUnit unit) {
-    return {{name, unit == WarmupUnit::Epochs ? "X" : "N", help, "Warm-up"},
+    return {{name, unit == WarmupUnit::Epochs ? "X" : "N", help,
+             std::string(to_string(FieldGroup::Warmup))},
             [name, unit](const std::string& value, TrainOptions& options) -> std::string {
                 const auto parsed = parse_double(value);
                 if (!parsed)
@@ -165,177 +46,52 @@ TrainFlag warmup_flag(std::string name, std::string help, WarmupUnit unit) {
             }};
 }
 
+// --global-batch G: the batch per device follows from it, once the devices are known.
+TrainFlag global_batch_flag() {
+    return {{"global-batch", "G",
+             "G images per step in all, instead of --batch: batch = G / (devices x accumulation)",
+             std::string(to_string(FieldGroup::DevicesAndBatch))},
+            [](const std::string& value, TrainOptions& options) -> std::string {
+                const auto parsed = parse_int(value);
+                if (!parsed || *parsed < 1)
+                    return expects("global-batch", "a positive whole number", value);
+                options.global_batch = *parsed;
+                return {};
+            }};
+}
+
+// The flags of the RunSpec fields (field_flags.h), grouped as the form groups them, with the
+// flags that set more than one field beside them.
+std::vector<TrainFlag> spec_flags() {
+    std::vector<TrainFlag> flags;
+    for (const auto& [group, section] : EnumNames<FieldGroup>::table.entries) {
+        for (const SpecField& field : spec_fields()) {
+            if (field.group != group || field.flag.empty())
+                continue;
+            FieldFlag made = field_flag(field);
+            flags.push_back(
+                {std::move(made.flag),
+                 [read = std::move(made.read)](const std::string& value, TrainOptions& options) {
+                     return read(value, options.spec);
+                 }});
+            if (field.key == "batch")
+                flags.push_back(global_batch_flag());
+        }
+        if (group == FieldGroup::Warmup) {
+            flags.push_back(warmup_flag("warmup-epochs", "warm-up over X epochs (default 0: none)",
+                                        WarmupUnit::Epochs));
+            flags.push_back(
+                warmup_flag("warmup-steps", "warm-up over N steps instead", WarmupUnit::Steps));
+        }
+    }
+    return flags;
+}
+
 const std::vector<TrainFlag>& train_flags() {
     static const std::vector<TrainFlag> flags = [] {
-        const RunSpec defaults;
-        const std::string model = "Model", data = "Data", length = "Length and batch",
-                          parallel = "Data parallelism (DDP)", batch_norm = "Batch norm",
-                          optimiser = "Optimiser", adaptive = "LARS, LAMB, NovoGrad and AdamW",
-                          schedule = "Learning-rate schedule", warmup = "Warm-up",
-                          measure = "Measurements", machine = "Reproducibility and machine",
-                          stop = "Early stop", io = "Input and output", store = "Run store";
-        return std::vector<TrainFlag>{
-            string_flag("model", "NAME",
-                        join(model_names(), "|") + " (default " + defaults.model + ")", model,
-                        &RunSpec::model),
-            int_flag("width", "widening factor k of wrn", model, &RunSpec::width),
-            string_flag("dataset", "NAME",
-                        join(dataset_names(), "|") + " (default " + defaults.dataset + ")", data,
-                        &RunSpec::dataset),
-            string_flag("data", "DIR",
-                        "the dataset's folder (default for fashion-mnist: " +
-                            data::default_data_dir("fashion-mnist") + ")",
-                        data, &RunSpec::data_dir),
-            int_flag("synthetic-train", "synthetic training images", data,
-                     &RunSpec::synthetic_train),
-            int_flag("synthetic-test", "synthetic test images", data, &RunSpec::synthetic_test),
-            int_flag("synthetic-channels", "synthetic image channels, 1 or 3", data,
-                     &RunSpec::synthetic_channels),
-            int_flag("synthetic-size", "synthetic image side, a multiple of 4", data,
-                     &RunSpec::synthetic_size),
-            int_flag("train-subset", "train on the first N training images only (0: all)", data,
-                     &RunSpec::train_subset),
-            int_flag("test-subset", "evaluate on the first N test images only (0: all)", data,
-                     &RunSpec::test_subset),
-            enum_flag(
-                "augment",
-                "seeded per device and epoch; crop-flip: CIFAR-10's; assessment: the course's set",
-                data, &RunSpec::augment),
-            int_flag("epochs", "epochs to train", length, &RunSpec::epochs),
-            int_flag("batch", "images per step (per micro-batch) on each device", length,
-                     &RunSpec::batch),
-            {{"global-batch", "G",
-              "G images per step in all, instead of --batch: batch = G / (devices x accumulation)",
-              length},
-             [](const std::string& value, TrainOptions& options) -> std::string {
-                 const auto parsed = parse_int(value);
-                 if (!parsed || *parsed < 1)
-                     return expects("global-batch", "a positive whole number", value);
-                 options.global_batch = *parsed;
-                 return {};
-             }},
-            enum_flag("device",
-                      "cpu: worker threads sharing the cores; gpu: NVIDIA GPUs (scalelab-cli "
-                      "devices lists them)",
-                      parallel, &RunSpec::device),
-            int_flag("devices",
-                     "devices, 1 to " + std::to_string(max_cpu_devices) +
-                         ": one worker thread and model replica each",
-                     parallel, &RunSpec::devices),
-            int_list_flag("gpus", "I1,I2",
-                          "with --device gpu: which GPUs, one per device, e.g. 0,2 (default: the "
-                          "first ones)",
-                          parallel, &RunSpec::gpus, "GPU indices like 0,2"),
-            switch_flag("tf32", "GPUs: TF32 tensor-core math (faster, about 3 decimal digits)",
-                        parallel, &RunSpec::tf32, true),
-            switch_flag("deterministic",
-                        "GPUs: only algorithms that give the same bits on every run", parallel,
-                        &RunSpec::deterministic, true),
-            double_flag("collective-timeout-s",
-                        "GPUs: seconds a collective may take before the run is stopped", parallel,
-                        &RunSpec::collective_timeout_s),
-            int_flag("accumulation", "micro-batches per step, no all-reduce until the last",
-                     parallel, &RunSpec::accumulation),
-            double_flag("bucket-mb", "gradient all-reduce bucket cap in MB, as DDP's bucket_cap_mb",
-                        parallel, &RunSpec::bucket_mb),
-            double_flag("first-bucket-mb", "cap of the first bucket (the last layers' gradients)",
-                        parallel, &RunSpec::first_bucket_mb),
-            switch_flag("no-overlap",
-                        "all-reduce after backward, not during it (to see the difference)",
-                        parallel, &RunSpec::overlap, false),
-            switch_flag("sync-bn", "batch-norm statistics over the global batch, not per device",
-                        batch_norm, &RunSpec::sync_bn, true),
-            switch_flag("zero-init-residual",
-                        "gamma 0 for the last batch norm of each residual block (identity blocks "
-                        "at step 0)",
-                        batch_norm, &RunSpec::zero_init_residual, true),
-            int_flag("ghost-batch",
-                     "ghost batch norm: statistics over virtual batches of N images, N dividing "
-                     "--batch; 0 for off",
-                     batch_norm, &RunSpec::ghost_batch),
-            enum_flag("optimizer", "the optimiser", optimiser, &RunSpec::optimizer),
-            double_flag("lr", "base learning rate, before --lr-scaling", optimiser, &RunSpec::lr),
-            enum_flag("lr-scaling",
-                      "effective lr = lr x rule(global batch / reference batch): 1, k or sqrt(k)",
-                      optimiser, &RunSpec::lr_scaling),
-            int_flag("reference-batch", "the global batch --lr is meant for", optimiser,
-                     &RunSpec::reference_batch),
-            double_flag("momentum", "momentum, in [0, 1)", optimiser, &RunSpec::momentum),
-            switch_flag("nesterov", "Nesterov momentum", optimiser, &RunSpec::nesterov, true),
-            double_flag("weight-decay", "L2 weight decay (decoupled for AdamW and NovoGrad)",
-                        optimiser, &RunSpec::weight_decay),
-            switch_flag("no-decay-norm-bias", "no weight decay on batch-norm and bias parameters",
-                        optimiser, &RunSpec::decay_norm_and_bias, false),
-            double_flag("label-smoothing", "label smoothing, in [0, 1)", optimiser,
-                        &RunSpec::label_smoothing),
-            double_flag("beta1", "first-moment decay (LAMB, NovoGrad, AdamW), in [0, 1)", adaptive,
-                        &RunSpec::beta1, fraction),
-            double_flag("beta2", "second-moment decay, in [0, 1)", adaptive, &RunSpec::beta2,
-                        fraction),
-            double_flag("eps", "added to the denominator, in (0, 1)", adaptive, &RunSpec::eps,
-                        open_fraction),
-            double_flag("trust-coefficient", "LARS eta, in (0, 1]", adaptive,
-                        &RunSpec::trust_coefficient, above_0_to_1),
-            switch_flag("larc", "LARS: clip the local lr to the global one (LARC)", adaptive,
-                        &RunSpec::larc, true),
-            double_flag("trust-clamp", "LAMB: clamp the trust ratio to [0, X], 0 for no clamp",
-                        adaptive, &RunSpec::trust_clamp, at_least_0),
-            switch_flag("grad-averaging", "NovoGrad: the first moment averages (1 - beta1) x g",
-                        adaptive, &RunSpec::grad_averaging, true),
-            switch_flag("adapt-norm-bias",
-                        "layer-wise adaptation (LARS, LAMB, NovoGrad) also for batch-norm and "
-                        "bias tensors",
-                        adaptive, &RunSpec::adapt_norm_and_bias, true),
-            enum_flag("schedule", "the lr schedule", schedule, &RunSpec::schedule),
-            double_flag("gamma", "decay factor of step, multistep and exp (per epoch)", schedule,
-                        &RunSpec::gamma),
-            int_flag("step-epochs", "step: decay every N epochs", schedule, &RunSpec::step_epochs),
-            int_list_flag("milestones", "E1,E2", "multistep: decay at these epochs, e.g. 30,60",
-                          schedule, &RunSpec::milestones, "whole numbers like 30,60"),
-            double_flag("min-lr", "cosine: the learning rate it anneals to", schedule,
-                        &RunSpec::min_lr),
-            double_flag("poly-power", "poly: lr x (1 - t/T)^X, X in (0, 10]", schedule,
-                        &RunSpec::poly_power, Bounds{0, 10, true, false}),
-            enum_flag("warmup", "ramp per step, ramp per epoch, or start factor then a jump",
-                      warmup, &RunSpec::warmup),
-            warmup_flag("warmup-epochs", "warm-up over X epochs (default 0: none)",
-                        WarmupUnit::Epochs),
-            warmup_flag("warmup-steps", "warm-up over N steps instead", WarmupUnit::Steps),
-            double_flag("warmup-start-factor", "warm-up starts at lr times this", warmup,
-                        &RunSpec::warmup_start_factor),
-            {{"targets", "A1,A2",
-              "validation accuracies in (0, 1] whose time to reach is recorded (default " +
-                  targets_text(defaults.targets) + ")",
-              measure},
-             [](const std::string& value, TrainOptions& options) -> std::string {
-                 const auto parsed = parse_double_list(value);
-                 if (!parsed || !std::all_of(parsed->begin(), parsed->end(),
-                                             [](double t) { return t > 0 && t <= 1; }))
-                     return expects("targets", "accuracies in (0, 1] like 0.85,0.9", value);
-                 options.spec.targets = *parsed;
-                 return {};
-             }},
-            double_flag("noise-scale-beta",
-                        "decay of the gradient noise scale's moving averages, in [0, 1)", measure,
-                        &RunSpec::noise_scale_beta, fraction),
-            {{"seed", "N",
-              "seed of initialisation, shuffling and augmentation (default " +
-                  std::to_string(defaults.seed) + ")",
-              machine},
-             [](const std::string& value, TrainOptions& options) -> std::string {
-                 const auto parsed = parse_uint64(value);
-                 if (!parsed)
-                     return expects("seed", "a whole number from 0", value);
-                 options.spec.seed = *parsed;
-                 return {};
-             }},
-            int_flag("threads",
-                     "CPU threads per device: a CPU device is this many cores, so that 1 and N "
-                     "devices compare fairly; 0 shares all cores among the devices",
-                     machine, &RunSpec::threads),
-            double_flag("target-accuracy", "validation accuracy to stop at, 0 for none", stop,
-                        &RunSpec::target_accuracy),
-            int_flag("patience", "epochs in a row the target must hold", stop, &RunSpec::patience),
+        const std::string io = "Input and output", store = "Run store";
+        std::vector<TrainFlag> out = spec_flags();
+        std::vector<TrainFlag> others{
             {{"store", "FILE",
               "the SQLite run store to record the run in (default " +
                   QDir::toNativeSeparators(RunStore::default_path()).toStdString() + ")",
@@ -386,6 +142,9 @@ const std::vector<TrainFlag>& train_flags() {
              }},
             {{"help", "", "show this help", io}, {}},
         };
+        out.insert(out.end(), std::make_move_iterator(others.begin()),
+                   std::make_move_iterator(others.end()));
+        return out;
     }();
     return flags;
 }

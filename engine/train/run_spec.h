@@ -175,15 +175,6 @@ double effective_lr(const RunSpec& spec);
 // The most CPU devices a run may have (threads with their own replica).
 inline constexpr int max_cpu_devices = 16;
 
-// The whole numbers validate() accepts for an int setting (further rules aside: a multiple of
-// 4, a divisor of the batch), for a reader that checks a value before it is stored: a flag's
-// text may not even fit an int, and its message then names the flag and this same range.
-struct WholeRange {
-    int min = 0;
-    int max = 0;
-};
-WholeRange whole_range(int RunSpec::*field);
-
 // The names validate() accepts, for help texts and messages.
 const std::vector<std::string>& model_names();
 const std::vector<std::string>& dataset_names();

@@ -192,7 +192,7 @@ class TestCli : public QObject {
         QTest::newRow("reference batch 0")
             << QStringList{"train", "--reference-batch", "0"} << "--reference-batch";
         QTest::newRow("targets 1.5") << QStringList{"train", "--targets", "0.85,1.5"}
-                                     << "--targets expects accuracies in (0, 1]";
+                                     << "--targets expects numbers in (0, 1]";
         QTest::newRow("warm-up longer than the run")
             << QStringList{"train", "--epochs", "2", "--warmup-epochs", "5"} << "warm-up";
         QTest::newRow("bench devices 17")

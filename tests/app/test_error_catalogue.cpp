@@ -472,7 +472,9 @@ class TestErrorCatalogue : public QObject {
     void everyRunSpecCheckIsCatalogued() {
         const std::vector<QString> messages =
             run_spec_messages(read_text(source_path(QStringLiteral("engine/train/run_spec.cpp"))));
-        QVERIFY2(messages.size() >= 40, "RunSpec::validate() was not found, or lost its checks");
+        // The ranges are checked by one loop over the field table (E-SPEC-RANGE); these are the
+        // rules that involve more than one field's range.
+        QVERIFY2(messages.size() >= 15, "RunSpec::validate() was not found, or lost its checks");
         const QStringList problems =
             check_catalogued(messages, entries_, QStringLiteral("run_spec.cpp"));
         QVERIFY2(problems.isEmpty(), qPrintable(reported(problems)));

@@ -300,9 +300,9 @@ class TestLesson : public QObject {
 
     void aRunThatDoesNotValidateNamesItsField() {
         const QString error = error_of(valid_lesson("", "\"momentum\": 1.5,"));
-        QVERIFY2(
-            error.contains("bad.json:14: field 'runs[1].momentum': momentum must be in [0, 1)"),
-            qPrintable(error));
+        QVERIFY2(error.contains(
+                     "bad.json:14: field 'runs[1].momentum': momentum must be a number in [0, 1)"),
+                 qPrintable(error));
         // A problem no field set is reported at the run.
         QByteArray json = valid_lesson();
         json.replace("\"batch\": 16",

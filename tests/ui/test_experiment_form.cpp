@@ -285,11 +285,11 @@ void TestExperimentForm::badEntryDisablesStartUntilFixed_data() {
                                                     << "64";
     QTest::newRow("epochs 0") << "epochs"
                               << "0"
-                              << "epochs must be at least 1"
+                              << "epochs must be a whole number of at least 1"
                               << "3";
     QTest::newRow("momentum 1") << "momentum"
                                 << "1"
-                                << "momentum must be in [0, 1)"
+                                << "momentum must be a number in [0, 1)"
                                 << "0.9";
 }
 
@@ -614,7 +614,7 @@ void TestExperimentForm::gpuInventoryLimitsDevices() {
     QVERIFY(form->isValid());
     type(form->field("collective_timeout_s"), "0.5");
     QCOMPARE(form->fieldProblem("collective_timeout_s"),
-             QString("collective_timeout_s must be between 1 and 86400 seconds (got 0.5)"));
+             QString("collective_timeout_s must be a number in [1, 86400] (got 0.5)"));
     type(form->field("collective_timeout_s"), "60");
     QVERIFY(form->isValid());
     QCOMPARE(form->spec().collective_timeout_s, 60.0);

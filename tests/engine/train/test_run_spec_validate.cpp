@@ -37,7 +37,8 @@ const std::vector<Mistake>& mistakes() {
     static const std::vector<Mistake> all{
         {"model", [](RunSpec& s) { s.model = "vgg"; },
          "model 'vgg' is unknown: choose one of mlp, cnn, resnet8, resnet20, wrn"},
-        {"width", [](RunSpec& s) { s.width = 0; }, "width must be between 1 and 64 (got 0)"},
+        {"width", [](RunSpec& s) { s.width = 0; },
+         "width must be a whole number from 1 to 64 (got 0)"},
         {"dataset", [](RunSpec& s) { s.dataset = "imagenet"; },
          "dataset 'imagenet' is unknown: choose one of fashion-mnist, mnist, cifar10, synthetic"},
         {"synthetic_train",
@@ -45,41 +46,42 @@ const std::vector<Mistake>& mistakes() {
              s = synthetic_spec();
              s.synthetic_train = 0;
          },
-         "synthetic_train must be at least 1"},
+         "synthetic_train must be a whole number of at least 1 (got 0)"},
         {"synthetic_test",
          [](RunSpec& s) {
              s = synthetic_spec();
              s.synthetic_test = 0;
          },
-         "synthetic_test must be at least 1"},
+         "synthetic_test must be a whole number of at least 1 (got 0)"},
         {"synthetic_channels",
          [](RunSpec& s) {
              s = synthetic_spec();
              s.synthetic_channels = 2;
          },
-         "synthetic_channels must be 1 or 3"},
+         "synthetic_channels must be 1 or 3 (got 2)"},
         {"synthetic_size 30",
          [](RunSpec& s) {
              s = synthetic_spec();
              s.synthetic_size = 30;
          },
-         "synthetic_size must be a multiple of 4 between 8 and 256 (got 30)"},
+         "synthetic_size must be a multiple of 4 (got 30)"},
         // The generator needs 8 pixels: 4 would pass here and fail when the data is made.
         {"synthetic_size 4",
          [](RunSpec& s) {
              s = synthetic_spec();
              s.synthetic_size = 4;
          },
-         "synthetic_size must be a multiple of 4 between 8 and 256 (got 4)"},
+         "synthetic_size must be a whole number from 8 to 256 (got 4)"},
         {"train_subset", [](RunSpec& s) { s.train_subset = -1; },
-         "train_subset must be 0 (the whole set) or a count of images"},
+         "train_subset must be a whole number of at least 0 (got -1)"},
         {"test_subset", [](RunSpec& s) { s.test_subset = -1; },
-         "test_subset must be 0 (the whole set) or a count of images"},
-        {"epochs", [](RunSpec& s) { s.epochs = 0; }, "epochs must be at least 1 (got 0)"},
+         "test_subset must be a whole number of at least 0 (got -1)"},
+        {"epochs", [](RunSpec& s) { s.epochs = 0; },
+         "epochs must be a whole number of at least 1 (got 0)"},
         {"batch", [](RunSpec& s) { s.batch = 70000; },
-         "batch must be between 1 and 65536 images per device (got 70000)"},
+         "batch must be a whole number from 1 to 65536 (got 70000)"},
         {"devices", [](RunSpec& s) { s.devices = 17; },
-         "devices must be between 1 and 16 CPU devices (got 17)"},
+         "devices must be a whole number from 1 to 16 (got 17)"},
         {"gpus on cpu", [](RunSpec& s) { s.gpus = {0}; },
          "gpus lists GPUs for a run on CPU devices: set device to gpu, or leave gpus empty"},
         {"gpus count",
@@ -91,18 +93,20 @@ const std::vector<Mistake>& mistakes() {
          "gpus lists 1 GPU(s) for 2 device(s): list one GPU per device, or leave gpus empty for "
          "the first ones"},
         {"accumulation", [](RunSpec& s) { s.accumulation = 0; },
-         "accumulation must be between 1 and 1024 micro-batches (got 0)"},
+         "accumulation must be a whole number from 1 to 1024 (got 0)"},
         {"collective_timeout_s", [](RunSpec& s) { s.collective_timeout_s = 0.5; },
-         "collective_timeout_s must be between 1 and 86400 seconds (got 0.5)"},
+         "collective_timeout_s must be a number in [1, 86400] (got 0.5)"},
         {"collective_timeout_s nan", [](RunSpec& s) { s.collective_timeout_s = NAN; },
-         "collective_timeout_s must be between 1 and 86400 seconds (got nan)"},
-        {"bucket_mb", [](RunSpec& s) { s.bucket_mb = 0; }, "bucket_mb must be in (0, 1024] MB"},
+         "collective_timeout_s must be a number in [1, 86400] (got nan)"},
+        {"bucket_mb", [](RunSpec& s) { s.bucket_mb = 0; },
+         "bucket_mb must be a number in (0, 1024] (got 0)"},
         {"first_bucket_mb", [](RunSpec& s) { s.first_bucket_mb = 2048; },
-         "first_bucket_mb must be in (0, 1024] MB"},
-        {"lr", [](RunSpec& s) { s.lr = 0; }, "lr must be a positive number (got 0)"},
+         "first_bucket_mb must be a number in (0, 1024] (got 2048)"},
+        {"lr", [](RunSpec& s) { s.lr = 0; }, "lr must be a number above 0 (got 0)"},
         // min_lr (0 by default) is not reported against an lr that is already wrong.
-        {"negative lr", [](RunSpec& s) { s.lr = -1; }, "lr must be a positive number (got -1)"},
-        {"momentum", [](RunSpec& s) { s.momentum = 1.5; }, "momentum must be in [0, 1) (got 1.5)"},
+        {"negative lr", [](RunSpec& s) { s.lr = -1; }, "lr must be a number above 0 (got -1)"},
+        {"momentum", [](RunSpec& s) { s.momentum = 1.5; },
+         "momentum must be a number in [0, 1) (got 1.5)"},
         {"nesterov",
          [](RunSpec& s) {
              s.nesterov = true;
@@ -110,11 +114,12 @@ const std::vector<Mistake>& mistakes() {
          },
          "nesterov needs a momentum above 0"},
         {"weight_decay", [](RunSpec& s) { s.weight_decay = -1e-4; },
-         "weight_decay must be 0 or positive"},
+         "weight_decay must be a number of at least 0 (got -0.0001)"},
         {"label_smoothing", [](RunSpec& s) { s.label_smoothing = 1; },
-         "label_smoothing must be in [0, 1)"},
-        {"gamma", [](RunSpec& s) { s.gamma = 0; }, "gamma must be in (0, 1]"},
-        {"step_epochs", [](RunSpec& s) { s.step_epochs = 0; }, "step_epochs must be at least 1"},
+         "label_smoothing must be a number in [0, 1) (got 1)"},
+        {"gamma", [](RunSpec& s) { s.gamma = 0; }, "gamma must be a number in (0, 1] (got 0)"},
+        {"step_epochs", [](RunSpec& s) { s.step_epochs = 0; },
+         "step_epochs must be a whole number of at least 1 (got 0)"},
         {"no milestones", [](RunSpec& s) { s.schedule = ScheduleKind::MultiStep; },
          "the multistep schedule needs milestones (epochs, e.g. 30,60)"},
         {"milestones out of order",
@@ -128,10 +133,10 @@ const std::vector<Mistake>& mistakes() {
              s.schedule = ScheduleKind::MultiStep;
              s.milestones = {0, 30};
          },
-         "milestones must be at least 1"},
-        {"min_lr", [](RunSpec& s) { s.min_lr = 0.1; }, "min_lr must be in [0, lr]"},
+         "milestones must each be a whole number of at least 1 (got 0)"},
+        {"min_lr", [](RunSpec& s) { s.min_lr = 0.1; }, "min_lr must be at most lr (0.05, got 0.1)"},
         {"warmup_length", [](RunSpec& s) { s.warmup_length = -1; },
-         "warmup_length must be 0 or positive"},
+         "warmup_length must be a number of at least 0 (got -1)"},
         {"fractional warm-up steps",
          [](RunSpec& s) {
              s.warmup_unit = WarmupUnit::Steps;
@@ -152,15 +157,17 @@ const std::vector<Mistake>& mistakes() {
          "the per-epoch warm-up is measured in epochs: set warmup_unit to epochs "
          "(--warmup-epochs)"},
         {"reference_batch", [](RunSpec& s) { s.reference_batch = 0; },
-         "reference_batch must be at least 1"},
-        {"beta1", [](RunSpec& s) { s.beta1 = 1; }, "beta1 must be in [0, 1)"},
-        {"beta2", [](RunSpec& s) { s.beta2 = -0.1; }, "beta2 must be in [0, 1)"},
-        {"eps", [](RunSpec& s) { s.eps = 0; }, "eps must be in (0, 1)"},
+         "reference_batch must be a whole number of at least 1 (got 0)"},
+        {"beta1", [](RunSpec& s) { s.beta1 = 1; }, "beta1 must be a number in [0, 1) (got 1)"},
+        {"beta2", [](RunSpec& s) { s.beta2 = -0.1; },
+         "beta2 must be a number in [0, 1) (got -0.1)"},
+        {"eps", [](RunSpec& s) { s.eps = 0; }, "eps must be a number in (0, 1) (got 0)"},
         {"trust_coefficient", [](RunSpec& s) { s.trust_coefficient = 0; },
-         "trust_coefficient (LARS eta) must be in (0, 1]"},
+         "trust_coefficient must be a number in (0, 1] (got 0)"},
         {"trust_clamp", [](RunSpec& s) { s.trust_clamp = -1; },
-         "trust_clamp must be 0 (none) or positive"},
-        {"poly_power", [](RunSpec& s) { s.poly_power = 0; }, "poly_power must be in (0, 10]"},
+         "trust_clamp must be a number of at least 0 (got -1)"},
+        {"poly_power", [](RunSpec& s) { s.poly_power = 0; },
+         "poly_power must be a number in (0, 10] (got 0)"},
         {"ghost_batch", [](RunSpec& s) { s.ghost_batch = 3; },
          "ghost_batch must be 0 (off) or divide the batch per device (128)"},
         {"ghost_batch with sync_bn",
@@ -174,19 +181,20 @@ const std::vector<Mistake>& mistakes() {
          "whose gradient at 0 would stop its blocks from learning; mlp and cnn have no "
          "residual blocks)"},
         {"noise_scale_beta", [](RunSpec& s) { s.noise_scale_beta = 1; },
-         "noise_scale_beta must be in [0, 1)"},
+         "noise_scale_beta must be a number in [0, 1) (got 1)"},
         {"targets",
          [](RunSpec& s) {
              s.targets = {0.9, 1.5};
          },
-         "targets must be at most 16 accuracies in (0, 1]"},
+         "targets must each be a number in (0, 1] (got 1.5)"},
         {"warmup_start_factor", [](RunSpec& s) { s.warmup_start_factor = 2; },
-         "warmup_start_factor must be in [0, 1]"},
+         "warmup_start_factor must be a number in [0, 1] (got 2)"},
         {"threads", [](RunSpec& s) { s.threads = 2000; },
-         "threads must be a count from 1 to 1024 per device, or 0 to share all cores"},
+         "threads must be a whole number from 0 to 1024 (got 2000)"},
         {"target_accuracy", [](RunSpec& s) { s.target_accuracy = 75; },
-         "target_accuracy must be in [0, 1] (0: no target)"},
-        {"patience", [](RunSpec& s) { s.patience = 0; }, "patience must be at least 1 epoch"},
+         "target_accuracy must be a number in [0, 1] (got 75)"},
+        {"patience", [](RunSpec& s) { s.patience = 0; },
+         "patience must be a whole number of at least 1 (got 0)"},
     };
     return all;
 }
