@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The run store's figures (README, Benchmarks): a store of 200 runs x 10,000 steps is filled,
+# The run store's figures (docs/benchmarks.md): a store of 200 runs x 10,000 steps is filled,
 # then: how long opening it and listing its runs takes, how long one run's curves take to load,
 # what recording costs a training run, and how long the window takes to come up on it (on a
 # virtual X display). The store (about 450 MB) is written to a temporary folder and removed.

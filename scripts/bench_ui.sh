@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The desktop app's figures (README, Benchmarks): how long the window takes to come up, and
+# The desktop app's figures (docs/benchmarks.md): how long the window takes to come up, and
 # how long one chart redraw takes with 20 runs of 10,000 steps on screen while the window keeps
 # answering input. Runs on a virtual X display (Xvfb), so it needs no desktop.
 # Usage: scripts/bench_ui.sh [build folder, default build/release]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages ScaleLab needs to build, test and run (README.md lists what
+# Installs the Debian 12 packages ScaleLab needs to build, test and run (CONTRIBUTING.md lists what
 # each is for). Safe to run again: when all are installed it touches neither apt nor the network.
 set -euo pipefail
 

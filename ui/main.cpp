@@ -46,7 +46,7 @@ long long ms_since_process_start() {
 }
 
 // Quits once the window has been painted the first time and prints how long that took: the
-// window-up figure of the README's benchmarks (scripts/bench_ui.sh).
+// window-up figure of docs/benchmarks.md (scripts/bench_ui.sh).
 class FirstPaintProbe : public QObject {
   public:
     explicit FirstPaintProbe(const QElapsedTimer& since_main) : since_main_(since_main) {}

@@ -2,7 +2,7 @@
 
 namespace scalelab::cli {
 
-// The exit codes scripts can rely on (README.md, "Exit codes").
+// The exit codes scripts can rely on (docs/cli.md, "Exit codes").
 enum ExitCode : int {
     exit_ok = 0,           // finished, or reached the target accuracy
     exit_failed = 1,       // the run failed (a bug, or the machine)

@@ -1,6 +1,6 @@
-// Every file of the repository that the README, the docs and scalelab-cli's help name
-// (scripts/gpu/check.sh, docs/errors.md, engine/train/trainer.h, ...) exists, so that a file
-// moved or renamed leaves no stale pointer for a user to follow; and every command they show
+// Every file of the repository that the README, CONTRIBUTING.md, the docs and scalelab-cli's
+// help name (scripts/gpu/check.sh, docs/errors.md, engine/train/trainer.h, ...) exists, so that a
+// file moved or renamed leaves no stale pointer for a user to follow; and every command they show
 // is one that runs: each scalelab-cli command, its subcommand and its flags are in that command's
 // help, each --preset is in CMakePresets.json. The files are read where they are
 // (SCALELAB_SOURCE_DIR); the last tests show that the checks do fail on a stale path, flag or
@@ -66,9 +66,9 @@ QString cli_help_text() {
     return QString::fromStdString(text);
 }
 
-// The documents checked: the README and every Markdown file of docs/.
+// The documents checked: the README, CONTRIBUTING.md and every Markdown file of docs/.
 QStringList documents() {
-    QStringList documents{QStringLiteral("README.md")};
+    QStringList documents{QStringLiteral("README.md"), QStringLiteral("CONTRIBUTING.md")};
     for (const QString& name :
          QDir(source_path(QStringLiteral("docs"))).entryList({QStringLiteral("*.md")}))
         documents.append(QStringLiteral("docs/") + name);
@@ -194,7 +194,7 @@ class TestNamedPaths : public QObject {
 
   private slots:
     void theReadmeAndTheDocsNameOnlyFilesThatExist() {
-        QVERIFY(documents().size() > 1);
+        QVERIFY(documents().size() > 2);
         QStringList missing;
         for (const QString& document : documents()) {
             const QString text = read_text(document);
