@@ -120,8 +120,8 @@ std::pair<std::string, int> help_of(const QStringList& words) {
     if (command == QStringLiteral("lesson"))
         return {lesson_help(),
                 sub == QStringLiteral("list") || sub == QStringLiteral("run") ? 2 : 1};
-    if (command == QStringLiteral("devices"))
-        return {"--help", 1};  // its one flag (cli/devices_command.h)
+    if (command == QStringLiteral("devices") || command == QStringLiteral("fields"))
+        return {"--help", 1};  // their one flag (cli/devices_command.h, cli/fields_command.h)
     if (command == QStringLiteral("bench")) {
         if (sub == QStringLiteral("train"))
             return {bench_help(), 2};
