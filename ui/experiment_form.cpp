@@ -38,6 +38,7 @@
 #include "train/dataset_request.h"
 #include "train/run_gpus.h"
 #include "train/run_spec.h"
+#include "train/spec_fields.h"
 #include "wheel_guard.h"
 #include "whole_file_writer.h"
 
@@ -246,8 +247,10 @@ NumberSpinBox* ExperimentForm::bind(const char* name, double RunSpec::*member) {
     return editor;
 }
 
-QCheckBox* ExperimentForm::bind(const char* name, bool RunSpec::*member, const QString& text) {
-    auto* editor = named(new QCheckBox(text), name);
+QCheckBox* ExperimentForm::bind(const char* name, bool RunSpec::*member) {
+    const std::string_view label = spec_field(member).label;
+    auto* editor =
+        named(new QCheckBox(QString::fromUtf8(label.data(), qsizetype(label.size()))), name);
     connect(editor, &QCheckBox::toggled, this, &ExperimentForm::refresh);
     bindings_.push_back(
         {editor->objectName(),
@@ -380,6 +383,20 @@ void ExperimentForm::addRow(QGridLayout* layout, const QString& label, QWidget* 
     rows_.push_back({editor->objectName(), caption, editor, frame, row, problem, help});
 }
 
+void ExperimentForm::addFieldRow(QGridLayout* layout, QWidget* editor, QWidget* beside) {
+    const SpecField* field = find_spec_field(editor->objectName().toStdString());
+    Q_ASSERT_X(field, "addFieldRow", "an editor named after no field of spec_fields.h");
+    const auto text = [](std::string_view view) {
+        return QString::fromUtf8(view.data(), qsizetype(view.size()));
+    };
+    // A check box says its label itself; other editors get a caption.
+    const QString label = qobject_cast<QCheckBox*>(editor) ? QString() : text(field->label);
+    QString help = text(field->help);
+    if (!field->applies_when.empty())
+        help += QStringLiteral(" (%1)").arg(text(field->applies_when));
+    addRow(layout, label, editor, help, beside);
+}
+
 void ExperimentForm::countIn(QSpinBox* box, const QString& one, const QString& many) {
     units_.push_back({box, one, many});
 }
@@ -390,11 +407,10 @@ const ExperimentForm::FieldRow* ExperimentForm::findRow(const QString& name) con
     return it == rows_.end() ? nullptr : &*it;
 }
 
-void ExperimentForm::showRow(const char* name, bool shown) {
-    const FieldRow* row = findRow(QLatin1String(name));
-    if (row->caption)
-        row->caption->setVisible(shown);
-    row->row->setVisible(shown);
+void ExperimentForm::showRow(const FieldRow& row, bool shown) {
+    if (row.caption)
+        row.caption->setVisible(shown);
+    row.row->setVisible(shown);
 }
 
 bool ExperimentForm::isShown(const FieldRow& row) const {
@@ -424,29 +440,20 @@ QWidget* ExperimentForm::buildDevicesGroup() {
             add_wide(layout, note(QString::fromStdString(inventory_.no_gpu_reason)));
     }
 
-    addRow(layout, tr("Run on"), bindEnum("device", &RunSpec::device),
-           tr("cpu: worker threads that share the cores; gpu: the machine's NVIDIA GPUs"));
+    addFieldRow(layout, bindEnum("device", &RunSpec::device));
     devices_ = bind("devices", &RunSpec::devices);
-    addRow(layout, tr("Devices"), devices_,
-           tr("Data-parallel replicas, 1 to %1 (on GPUs, at most the GPUs there are); each "
-              "trains on its own share of every batch")
-               .arg(max_cpu_devices));
+    addFieldRow(layout, devices_);
     auto* threads = bind("threads", &RunSpec::threads);
     countIn(threads, tr(" thread"), tr(" threads"));
-    addRow(layout, tr("Threads per device"), threads,
-           tr("The cores one CPU device computes on: a fixed unit, as a GPU is, so that 1 and N "
-              "devices compare fairly. 0: share all the cores among the devices."));
+    addFieldRow(layout, threads);
     coresNote_ = note({});
     coresNote_->setObjectName(QStringLiteral("cores_note"));
     add_wide(layout, coresNote_);
     auto* gpus = bind("gpus", &RunSpec::gpus);
     gpus->setPlaceholderText(tr("the first ones; or indices, e.g. 0, 2"));
-    addRow(layout, tr("GPUs"), gpus,
-           tr("Which GPUs to train on, one per device; empty: the first ones"));
-    addRow(layout, {}, bind("tf32", &RunSpec::tf32, tr("TF32 math")),
-           tr("Tensor-core TF32 in convolutions and matrix products: faster, less precise"));
-    addRow(layout, {}, bind("deterministic", &RunSpec::deterministic, tr("Deterministic")),
-           tr("Only algorithms that give the same bits on every run (may be slower)"));
+    addFieldRow(layout, gpus);
+    addFieldRow(layout, bind("tf32", &RunSpec::tf32));
+    addFieldRow(layout, bind("deterministic", &RunSpec::deterministic));
     deviceWarning_ = note({}, "warning");
     deviceWarning_->setObjectName(QStringLiteral("device_warning"));
     deviceWarning_->hide();
@@ -454,8 +461,7 @@ QWidget* ExperimentForm::buildDevicesGroup() {
 
     batch_ = bind("batch", &RunSpec::batch);
     countIn(batch_, tr(" image"), tr(" images"));
-    addRow(layout, tr("Batch per device"), batch_,
-           tr("Images each device processes per micro-batch"));
+    addFieldRow(layout, batch_);
 
     globalBatch_ = named(new QSpinBox, "global_batch");
     globalBatch_->setRange(kIntMin, kIntMax);
@@ -470,20 +476,15 @@ QWidget* ExperimentForm::buildDevicesGroup() {
 QWidget* ExperimentForm::buildModelGroup() {
     auto* group = new QGroupBox(tr("Model and data"));
     auto* layout = form_layout(group);
-    addRow(layout, tr("Model"), bindChoice("model", &RunSpec::model, model_names()),
-           tr("The network to train"));
-    addRow(layout, tr("WRN width"), bind("width", &RunSpec::width),
-           tr("WideResNet's widening factor k, 1 to 64 (wrn only)"));
+    addFieldRow(layout, bindChoice("model", &RunSpec::model, model_names()));
+    addFieldRow(layout, bind("width", &RunSpec::width));
     dataset_ = bindChoice("dataset", &RunSpec::dataset, dataset_names());
-    addRow(layout, tr("Dataset"), dataset_, tr("Synthetic data is generated and needs no folder"));
+    addFieldRow(layout, dataset_);
     dataDir_ = bind("data_dir", &RunSpec::data_dir);
     browse_ = new QPushButton(tr("Browse…"));
     connect(browse_, &QPushButton::clicked, this, &ExperimentForm::browseDataFolder);
-    addRow(layout, tr("Folder"), dataDir_,
-           tr("The folder with the dataset's files; empty: the dataset's default folder"), browse_);
-    addRow(layout, tr("Augmentation"), bindEnum("augment", &RunSpec::augment),
-           tr("flip; crop-flip (CIFAR-10); assessment: flip, rotation, shear, scale and "
-              "colour jitter"));
+    addFieldRow(layout, dataDir_, browse_);
+    addFieldRow(layout, bindEnum("augment", &RunSpec::augment));
     return group;
 }
 
@@ -492,38 +493,31 @@ QWidget* ExperimentForm::buildTrainingGroup() {
     auto* layout = form_layout(group);
     auto* epochs = bind("epochs", &RunSpec::epochs);
     countIn(epochs, tr(" epoch"), tr(" epochs"));
-    addRow(layout, tr("Length"), epochs, tr("Passes over the training set"));
+    addFieldRow(layout, epochs);
     auto* smoothing = bind("label_smoothing", &RunSpec::label_smoothing);
     smoothing->setSingleStep(0.05);
-    addRow(layout, tr("Label smoothing"), smoothing, tr("In [0, 1); 0: plain cross-entropy"));
-    addRow(layout, tr("Seed"), bind("seed", &RunSpec::seed),
-           tr("The same spec and seed give the same curves"));
+    addFieldRow(layout, smoothing);
+    addFieldRow(layout, bind("seed", &RunSpec::seed));
     auto* target = bind("target_accuracy", &RunSpec::target_accuracy);
     target->setSingleStep(0.01);
-    addRow(layout, tr("Target accuracy"), target,
-           tr("Stop once validation accuracy reaches it for `patience` epochs in a row; 0: "
-              "train all epochs"));
+    addFieldRow(layout, target);
     auto* patience = bind("patience", &RunSpec::patience);
     countIn(patience, tr(" epoch"), tr(" epochs"));
-    addRow(layout, tr("Patience"), patience,
-           tr("Consecutive epochs at or above the target before the run stops"));
+    addFieldRow(layout, patience);
     return group;
 }
 
 QWidget* ExperimentForm::buildOptimizerGroup() {
     auto* group = new QGroupBox(tr("Optimizer"));
     auto* layout = form_layout(group);
-    addRow(layout, tr("Optimizer"), bindEnum("optimizer", &RunSpec::optimizer),
-           tr("sgd, LARS and LAMB (layer-wise trust ratios for large batches), NovoGrad, AdamW"));
+    addFieldRow(layout, bindEnum("optimizer", &RunSpec::optimizer));
     auto* lr = bind("lr", &RunSpec::lr);
     lr->setSingleStep(0.01);
-    addRow(layout, tr("Learning rate"), lr, tr("The base learning rate, before the scaling rule"));
-    addRow(layout, tr("LR scaling"), bindEnum("lr_scaling", &RunSpec::lr_scaling),
-           tr("linear: lr × global batch / reference batch; sqrt: lr × √(global / reference)"));
+    addFieldRow(layout, lr);
+    addFieldRow(layout, bindEnum("lr_scaling", &RunSpec::lr_scaling));
     auto* reference = bind("reference_batch", &RunSpec::reference_batch);
     countIn(reference, tr(" image"), tr(" images"));
-    addRow(layout, tr("Reference batch"), reference,
-           tr("The global batch the base learning rate was tuned for"));
+    addFieldRow(layout, reference);
     effectiveLr_ = new QLabel;
     effectiveLr_->setObjectName(QStringLiteral("effective_lr"));
     effectiveLr_->setWordWrap(true);
@@ -531,71 +525,55 @@ QWidget* ExperimentForm::buildOptimizerGroup() {
 
     auto* decay = bind("weight_decay", &RunSpec::weight_decay);
     decay->setSingleStep(0.0001);
-    addRow(layout, tr("Weight decay"), decay, tr("L2 penalty (decoupled for AdamW); 0: none"));
+    addFieldRow(layout, decay);
     auto* momentum = bind("momentum", &RunSpec::momentum);
     momentum->setSingleStep(0.01);
-    addRow(layout, tr("Momentum"), momentum, tr("In [0, 1)"));
-    addRow(layout, {}, bind("nesterov", &RunSpec::nesterov, tr("Nesterov momentum")),
-           tr("Needs a momentum above 0"));
+    addFieldRow(layout, momentum);
+    addFieldRow(layout, bind("nesterov", &RunSpec::nesterov));
     auto* trust = bind("trust_coefficient", &RunSpec::trust_coefficient);
     trust->setSingleStep(0.001);
-    addRow(layout, tr("Trust coefficient"), trust, tr("LARS eta, in (0, 1]; 0.001 is usual"));
-    addRow(layout, {}, bind("larc", &RunSpec::larc, tr("LARC (clip to the global LR)")),
-           tr("The layer-wise learning rate never exceeds the global one"));
-    for (const auto& [name, member, label, help] :
-         {std::tuple{"beta1", &RunSpec::beta1, tr("Beta 1"), tr("First-moment decay, in [0, 1)")},
-          std::tuple{"beta2", &RunSpec::beta2, tr("Beta 2"), tr("Second-moment decay, in [0, 1)")},
-          std::tuple{"eps", &RunSpec::eps, tr("Epsilon"),
-                     tr("Added to the denominator, in (0, 1)")}}) {
+    addFieldRow(layout, trust);
+    addFieldRow(layout, bind("larc", &RunSpec::larc));
+    for (const auto& [name, member] :
+         {std::pair{"beta1", &RunSpec::beta1}, std::pair{"beta2", &RunSpec::beta2},
+          std::pair{"eps", &RunSpec::eps}}) {
         auto* editor = bind(name, member);
         editor->setSingleStep(0.001);
-        addRow(layout, label, editor, help);
+        addFieldRow(layout, editor);
     }
-    addRow(layout, tr("Trust clamp"), bind("trust_clamp", &RunSpec::trust_clamp),
-           tr("LAMB: trust ratio clamped to [0, clamp]; 0: no clamp"));
-    addRow(layout, {}, bind("grad_averaging", &RunSpec::grad_averaging, tr("Gradient averaging")),
-           tr("NovoGrad: the first moment averages (1 − beta1) × gradient"));
-    addRow(layout, {},
-           bind("adapt_norm_and_bias", &RunSpec::adapt_norm_and_bias,
-                tr("Adapt norm and bias layers")),
-           tr("Layer-wise adaptation also for batch-norm and bias tensors"));
+    addFieldRow(layout, bind("trust_clamp", &RunSpec::trust_clamp));
+    addFieldRow(layout, bind("grad_averaging", &RunSpec::grad_averaging));
+    addFieldRow(layout, bind("adapt_norm_and_bias", &RunSpec::adapt_norm_and_bias));
     return group;
 }
 
 QWidget* ExperimentForm::buildScheduleGroup() {
     auto* group = new QGroupBox(tr("Schedule"));
     auto* layout = form_layout(group);
-    addRow(layout, tr("Schedule"), bindEnum("schedule", &RunSpec::schedule),
-           tr("How the learning rate changes over the epochs"));
+    addFieldRow(layout, bindEnum("schedule", &RunSpec::schedule));
     auto* gamma = bind("gamma", &RunSpec::gamma);
     gamma->setSingleStep(0.05);
-    addRow(layout, tr("Gamma"), gamma, tr("Decay factor, in (0, 1]"));
+    addFieldRow(layout, gamma);
     auto* step = bind("step_epochs", &RunSpec::step_epochs);
     countIn(step, tr(" epoch"), tr(" epochs"));
-    addRow(layout, tr("Step every"), step, tr("Decay by gamma every this many epochs"));
+    addFieldRow(layout, step);
     auto* milestones = bind("milestones", &RunSpec::milestones);
     milestones->setPlaceholderText(tr("epochs, e.g. 30, 60"));
-    addRow(layout, tr("Milestones"), milestones, tr("Decay by gamma at each of these epochs"));
-    addRow(layout, tr("Minimum LR"), bind("min_lr", &RunSpec::min_lr),
-           tr("The floor cosine annealing ends at, in [0, lr]"));
-    addRow(layout, tr("Power"), bind("poly_power", &RunSpec::poly_power),
-           tr("lr × (1 − t/T)^power, power in (0, 10]"));
+    addFieldRow(layout, milestones);
+    addFieldRow(layout, bind("min_lr", &RunSpec::min_lr));
+    addFieldRow(layout, bind("poly_power", &RunSpec::poly_power));
     return group;
 }
 
 QWidget* ExperimentForm::buildWarmupGroup() {
     auto* group = new QGroupBox(tr("Warm-up"));
     auto* layout = form_layout(group);
-    addRow(layout, tr("Kind"), bindEnum("warmup", &RunSpec::warmup),
-           tr("gradual: linear per step; per-epoch: the same ramp once per epoch; constant: the "
-              "start factor, then a jump"));
-    addRow(layout, tr("Length"), bind("warmup_length", &RunSpec::warmup_length),
-           tr("0: no warm-up"));
-    addRow(layout, tr("Unit"), bindEnum("warmup_unit", &RunSpec::warmup_unit),
-           tr("The unit of the length"));
+    addFieldRow(layout, bindEnum("warmup", &RunSpec::warmup));
+    addFieldRow(layout, bind("warmup_length", &RunSpec::warmup_length));
+    addFieldRow(layout, bindEnum("warmup_unit", &RunSpec::warmup_unit));
     auto* start = bind("warmup_start_factor", &RunSpec::warmup_start_factor);
     start->setSingleStep(0.05);
-    addRow(layout, tr("Start factor"), start, tr("The warm-up starts at lr × factor, in [0, 1]"));
+    addFieldRow(layout, start);
     return group;
 }
 
@@ -620,56 +598,37 @@ QWidget* ExperimentForm::buildAdvancedSection() {
     column->addWidget(advancedBody_);
 
     auto* layout = form_layout(advancedBody_);
-    addRow(layout, tr("Accumulation"), bind("accumulation", &RunSpec::accumulation),
-           tr("Micro-batches per optimizer step, 1 to 1024; no communication until the last"));
+    addFieldRow(layout, bind("accumulation", &RunSpec::accumulation));
     auto* bucket = bind("bucket_mb", &RunSpec::bucket_mb);
     bucket->setSuffix(tr(" MB"));
-    addRow(layout, tr("Bucket size"), bucket, tr("Gradient all-reduce bucket cap, as DDP's"));
+    addFieldRow(layout, bucket);
     auto* first = bind("first_bucket_mb", &RunSpec::first_bucket_mb);
     first->setSuffix(tr(" MB"));
-    addRow(layout, tr("First bucket"), first,
-           tr("The first bucket (the last layers' gradients) is smaller, so that communication "
-              "starts early"));
+    addFieldRow(layout, first);
     auto* timeout = bind("collective_timeout_s", &RunSpec::collective_timeout_s);
     timeout->setSuffix(tr(" s"));
-    addRow(layout, tr("Collective timeout"), timeout,
-           tr("GPUs: a collective still unfinished after this long stops every GPU's collectives "
-              "and ends the run with the reason"));
-    addRow(layout, {}, bind("overlap", &RunSpec::overlap, tr("Overlap all-reduce with backward")),
-           tr("Reduce each bucket as soon as its gradients are ready"));
-    addRow(layout, {}, bind("sync_bn", &RunSpec::sync_bn, tr("Synchronised batch norm")),
-           tr("Batch-norm statistics over the global batch instead of per device"));
+    addFieldRow(layout, timeout);
+    addFieldRow(layout, bind("overlap", &RunSpec::overlap));
+    addFieldRow(layout, bind("sync_bn", &RunSpec::sync_bn));
     auto* ghost = bind("ghost_batch", &RunSpec::ghost_batch);
     countIn(ghost, tr(" image"), tr(" images"));
-    addRow(layout, tr("Ghost batch"), ghost,
-           tr("Batch-norm statistics over virtual batches of this size; 0: off"));
-    addRow(layout, {},
-           bind("zero_init_residual", &RunSpec::zero_init_residual, tr("Zero-init residual")),
-           tr("Each residual block's last batch-norm gamma starts at 0 (resnet8, resnet20)"));
-    addRow(layout, {},
-           bind("decay_norm_and_bias", &RunSpec::decay_norm_and_bias,
-                tr("Weight decay on norm and bias")),
-           tr("Off: no weight decay on batch-norm and bias parameters"));
+    addFieldRow(layout, ghost);
+    addFieldRow(layout, bind("zero_init_residual", &RunSpec::zero_init_residual));
+    addFieldRow(layout, bind("decay_norm_and_bias", &RunSpec::decay_norm_and_bias));
     auto* beta = bind("noise_scale_beta", &RunSpec::noise_scale_beta);
     beta->setSingleStep(0.01);
-    addRow(layout, tr("Noise-scale β"), beta,
-           tr("Decay of the gradient noise scale's running averages, in [0, 1)"));
+    addFieldRow(layout, beta);
     auto* targets = bind("targets", &RunSpec::targets);
     targets->setPlaceholderText(tr("e.g. 0.85, 0.9"));
-    addRow(layout, tr("Accuracy marks"), targets,
-           tr("Validation accuracies whose first crossing each run records"));
-    for (const auto& [name, member, label] :
-         {std::tuple{"synthetic_train", &RunSpec::synthetic_train, tr("Synthetic train")},
-          std::tuple{"synthetic_test", &RunSpec::synthetic_test, tr("Synthetic test")},
-          std::tuple{"synthetic_channels", &RunSpec::synthetic_channels, tr("Synthetic channels")},
-          std::tuple{"synthetic_size", &RunSpec::synthetic_size, tr("Synthetic size")}})
-        addRow(layout, label, bind(name, member),
-               tr("The synthetic dataset: train and test images, channels (1 or 3), side "
-                  "(multiple of 4)"));
-    addRow(layout, tr("Train subset"), bind("train_subset", &RunSpec::train_subset),
-           tr("Train on the first N training images only, for quick runs (0: all)"));
-    addRow(layout, tr("Test subset"), bind("test_subset", &RunSpec::test_subset),
-           tr("Evaluate on the first N test images only (0: all)"));
+    addFieldRow(layout, targets);
+    for (const auto& [name, member] :
+         {std::pair{"synthetic_train", &RunSpec::synthetic_train},
+          std::pair{"synthetic_test", &RunSpec::synthetic_test},
+          std::pair{"synthetic_channels", &RunSpec::synthetic_channels},
+          std::pair{"synthetic_size", &RunSpec::synthetic_size}})
+        addFieldRow(layout, bind(name, member));
+    addFieldRow(layout, bind("train_subset", &RunSpec::train_subset));
+    addFieldRow(layout, bind("test_subset", &RunSpec::test_subset));
     return advancedSection_;
 }
 
@@ -958,44 +917,14 @@ void ExperimentForm::refresh() {
 }
 
 void ExperimentForm::updateRelevantRows(const RunSpec& spec) {
-    using enum OptimizerKind;
-    const OptimizerKind optimizer = spec.optimizer;
-    const bool momentum = optimizer == Sgd || optimizer == Lars;
-    const bool adam_family = optimizer == Lamb || optimizer == NovoGrad || optimizer == AdamW;
-    showRow("momentum", momentum);
-    showRow("nesterov", momentum);
-    showRow("trust_coefficient", optimizer == Lars);
-    showRow("larc", optimizer == Lars);
-    showRow("beta1", adam_family);
-    showRow("beta2", adam_family);
-    showRow("eps", adam_family);
-    showRow("trust_clamp", optimizer == Lamb);
-    showRow("grad_averaging", optimizer == NovoGrad);
-    showRow("adapt_norm_and_bias", optimizer == Lars || optimizer == Lamb || optimizer == NovoGrad);
-    showRow("reference_batch", spec.lr_scaling != LrScaling::None);
-
-    const ScheduleKind schedule = spec.schedule;
-    showRow("gamma", schedule == ScheduleKind::Step || schedule == ScheduleKind::MultiStep ||
-                         schedule == ScheduleKind::Exp);
-    showRow("step_epochs", schedule == ScheduleKind::Step);
-    showRow("milestones", schedule == ScheduleKind::MultiStep);
-    for (const char* gpu_only : {"gpus", "tf32", "deterministic", "collective_timeout_s"})
-        showRow(gpu_only, spec.device == DeviceKind::Gpu);
-    showRow("threads", spec.device == DeviceKind::Cpu);
-    showRow("min_lr", schedule == ScheduleKind::Cosine);
-    showRow("poly_power", schedule == ScheduleKind::Poly);
-
-    field(QStringLiteral("width"))->setEnabled(spec.model == "wrn");
-    const bool synthetic = spec.dataset == "synthetic";
-    for (const char* name :
-         {"synthetic_train", "synthetic_test", "synthetic_channels", "synthetic_size"})
-        field(QLatin1String(name))->setEnabled(synthetic);
-    dataDir_->setEnabled(!synthetic);
-    browse_->setEnabled(!synthetic);
+    // A field that does not apply to this spec (SpecField::applies: momentum with AdamW, the
+    // GPU settings on CPU devices) keeps its value but hides its row.
+    for (const FieldRow& row : rows_)
+        if (const SpecField* field = find_spec_field(row.name.toStdString()))
+            showRow(row, field->applies_to(spec));
     const std::string default_dir = data::default_data_dir(spec.dataset);
     dataDir_->setPlaceholderText(
-        synthetic ? tr("not needed: the data is generated")
-        : default_dir.empty()
+        default_dir.empty()
             ? tr("choose the folder with the %1 files").arg(QString::fromStdString(spec.dataset))
             : QString::fromStdString(default_dir));
 }

@@ -115,7 +115,8 @@ class ExperimentForm : public QWidget {
     // Editors bound to RunSpec fields, by the field's type.
     QSpinBox* bind(const char* name, int RunSpec::*member);
     NumberSpinBox* bind(const char* name, double RunSpec::*member);
-    QCheckBox* bind(const char* name, bool RunSpec::*member, const QString& text);
+    // A check box whose text is the field's label (spec_fields.h).
+    QCheckBox* bind(const char* name, bool RunSpec::*member);
     template <typename Enum>
     QComboBox* bindEnum(const char* name, Enum RunSpec::*member);
     QComboBox* bindChoice(const char* name, std::string RunSpec::*member,
@@ -133,10 +134,13 @@ class ExperimentForm : public QWidget {
     // Adds `editor` (and `beside` it, if given) as a row with its problem line under it.
     void addRow(QGridLayout* layout, const QString& label, QWidget* editor, const QString& help,
                 QWidget* beside = nullptr);
+    // The row of a RunSpec field's editor (named after the field): its label, tooltip and when
+    // it shows come from the field table (spec_fields.h).
+    void addFieldRow(QGridLayout* layout, QWidget* editor, QWidget* beside = nullptr);
     // Gives `box` a unit that agrees with its value: "1 epoch", "2 epochs".
     void countIn(QSpinBox* box, const QString& one, const QString& many);
     const FieldRow* findRow(const QString& name) const;
-    void showRow(const char* name, bool shown);
+    void showRow(const FieldRow& row, bool shown);
     bool isShown(const FieldRow& row) const;
 
     QWidget* buildDevicesGroup();

@@ -19,6 +19,7 @@
 
 #include "experiment_form.h"
 #include "run_spec_json.h"
+#include "train/spec_fields.h"
 #include "window_test_support.h"
 
 using scalelab::DeviceInventory;
@@ -159,6 +160,7 @@ class TestExperimentForm : public QObject {
 
   private slots:
     void everyRunSpecFieldHasANamedEditor();
+    void everyRowTakesItsLabelHelpAndShownWhenFromTheTable();
     void devicesAndBatchGiveTheGlobalBatch();
     void effectiveLrFollowsTheScalingRule();
     void indivisibleGlobalBatchIsMarkedAndChangesNothing();
@@ -193,6 +195,51 @@ void TestExperimentForm::everyRunSpecFieldHasANamedEditor() {
     }
     QVERIFY(form.field("global_batch"));
     QVERIFY(!form.field("no_such_field"));
+}
+
+// The form's rows against the field table (spec_fields.h): each field's caption (or check box
+// text) is its label, its tooltip starts with its help, and its row shows exactly when the field
+// applies, over specs that switch every rule on and off.
+void TestExperimentForm::everyRowTakesItsLabelHelpAndShownWhenFromTheTable() {
+    auto form = shown_form();
+    const auto text = [](std::string_view view) {
+        return QString::fromUtf8(view.data(), qsizetype(view.size()));
+    };
+    for (const scalelab::SpecField& field : scalelab::spec_fields()) {
+        QWidget* editor = form->field(text(field.key));
+        QVERIFY2(editor, field.key.data());
+        QVERIFY2(editor->toolTip().startsWith(text(field.help)), field.key.data());
+        QString caption;
+        if (auto* box = qobject_cast<QCheckBox*>(editor))
+            caption = box->text();
+        for (QLabel* label : form->findChildren<QLabel*>())
+            if (label->buddy() == editor)
+                caption = label->text();
+        QCOMPARE(caption, text(field.label));
+    }
+    QTest::mouseClick(form->findChild<QWidget*>("advanced"), Qt::LeftButton);
+    std::vector<scalelab::RunSpec> specs(6);
+    specs[1].optimizer = scalelab::OptimizerKind::Lars;
+    specs[1].schedule = scalelab::ScheduleKind::Step;
+    specs[1].model = "wrn";
+    specs[2].optimizer = scalelab::OptimizerKind::Lamb;
+    specs[2].schedule = scalelab::ScheduleKind::MultiStep;
+    specs[2].milestones = {2};
+    specs[2].dataset = "synthetic";
+    specs[3].optimizer = scalelab::OptimizerKind::NovoGrad;
+    specs[3].schedule = scalelab::ScheduleKind::Cosine;
+    specs[3].lr_scaling = scalelab::LrScaling::Linear;
+    specs[4].optimizer = scalelab::OptimizerKind::AdamW;
+    specs[4].schedule = scalelab::ScheduleKind::Poly;
+    specs[4].device = scalelab::DeviceKind::Gpu;
+    specs[5].schedule = scalelab::ScheduleKind::Exp;
+    for (const scalelab::RunSpec& spec : specs) {
+        form->setSpec(spec);
+        for (const scalelab::SpecField& field : scalelab::spec_fields())
+            QVERIFY2(
+                form->field(text(field.key))->isVisibleTo(form.get()) == field.applies_to(spec),
+                field.key.data());
+    }
 }
 
 void TestExperimentForm::devicesAndBatchGiveTheGlobalBatch() {
@@ -358,11 +405,11 @@ void TestExperimentForm::datasetFolderMustHoldTheFiles() {
     type(form->field("data_dir"), dir.path());
     QVERIFY2(form->isValid(), qPrintable(form->problems().join('\n')));
 
-    // Synthetic data needs no folder: the field is disabled and its problem gone.
+    // Synthetic data needs no folder: the field is hidden and its problem gone.
     type(form->field("data_dir"), "/nonexistent");
     QVERIFY(!form->isValid());
     choose(form->field("dataset"), "synthetic");
-    QVERIFY(!form->field("data_dir")->isEnabled());
+    QVERIFY(!form->field("data_dir")->isVisibleTo(form.get()));
     QVERIFY(form->isValid());
 }
 
@@ -525,9 +572,9 @@ void TestExperimentForm::optimizerShowsOnlyItsSettings() {
     QVERIFY(shown("milestones") && shown("gamma") && !shown("min_lr"));
 
     choose(form->field("model"), "cnn");
-    QVERIFY(!form->field("width")->isEnabled());
+    QVERIFY(!shown("width"));
     choose(form->field("model"), "wrn");
-    QVERIFY(form->field("width")->isEnabled());
+    QVERIFY(shown("width"));
 }
 
 void TestExperimentForm::moreDevicesThanCoresWarns() {
