@@ -27,6 +27,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 #include "data/load.h"
 #include "error.h"
@@ -180,6 +181,7 @@ ExperimentForm::ExperimentForm(const DeviceInventory& inventory, QWidget* parent
          {buildDevicesGroup(), buildModelGroup(), buildTrainingGroup(), buildOptimizerGroup(),
           buildScheduleGroup(), buildWarmupGroup(), buildAdvancedSection(), buildSweepGroup()})
         sections->addWidget(section);
+    addUnplacedFieldRows();
     sections->addStretch();
     // One caption width for every section, so that all editors line up.
     int caption_width = 0;
@@ -397,6 +399,29 @@ void ExperimentForm::addFieldRow(QGridLayout* layout, QWidget* editor, QWidget* 
     addRow(layout, label, editor, help, beside);
 }
 
+void ExperimentForm::addUnplacedFieldRows() {
+    for (const SpecField& field : spec_fields()) {
+        const QString key = QString::fromUtf8(field.key.data(), qsizetype(field.key.size()));
+        if (findRow(key))
+            continue;
+        const QByteArray name = key.toUtf8();
+        QWidget* editor = std::visit(
+            [&](auto member) -> QWidget* {
+                using T = std::remove_cvref_t<decltype(RunSpec{}.*member)>;
+                if constexpr (std::is_enum_v<T>)
+                    return bindEnum(name.constData(), member);
+                else if constexpr (std::is_same_v<T, std::string>) {
+                    if (field.names)
+                        return bindChoice(name.constData(), member, field.names());
+                    return bind(name.constData(), member);
+                } else
+                    return bind(name.constData(), member);
+            },
+            field.member);
+        addFieldRow(groupLayouts_.at(field.group), editor);
+    }
+}
+
 void ExperimentForm::countIn(QSpinBox* box, const QString& one, const QString& many) {
     units_.push_back({box, one, many});
 }
@@ -420,6 +445,7 @@ bool ExperimentForm::isShown(const FieldRow& row) const {
 QWidget* ExperimentForm::buildDevicesGroup() {
     auto* group = new QGroupBox(tr("Devices and batch"));
     auto* layout = form_layout(group);
+    groupLayouts_[FieldGroup::DevicesAndBatch] = layout;
 
     if (!inventory_.gpus.empty()) {
         QStringList gpus;
@@ -476,6 +502,7 @@ QWidget* ExperimentForm::buildDevicesGroup() {
 QWidget* ExperimentForm::buildModelGroup() {
     auto* group = new QGroupBox(tr("Model and data"));
     auto* layout = form_layout(group);
+    groupLayouts_[FieldGroup::ModelAndData] = layout;
     addFieldRow(layout, bindChoice("model", &RunSpec::model, model_names()));
     addFieldRow(layout, bind("width", &RunSpec::width));
     dataset_ = bindChoice("dataset", &RunSpec::dataset, dataset_names());
@@ -491,6 +518,7 @@ QWidget* ExperimentForm::buildModelGroup() {
 QWidget* ExperimentForm::buildTrainingGroup() {
     auto* group = new QGroupBox(tr("Training"));
     auto* layout = form_layout(group);
+    groupLayouts_[FieldGroup::Training] = layout;
     auto* epochs = bind("epochs", &RunSpec::epochs);
     countIn(epochs, tr(" epoch"), tr(" epochs"));
     addFieldRow(layout, epochs);
@@ -510,6 +538,7 @@ QWidget* ExperimentForm::buildTrainingGroup() {
 QWidget* ExperimentForm::buildOptimizerGroup() {
     auto* group = new QGroupBox(tr("Optimizer"));
     auto* layout = form_layout(group);
+    groupLayouts_[FieldGroup::Optimizer] = layout;
     addFieldRow(layout, bindEnum("optimizer", &RunSpec::optimizer));
     auto* lr = bind("lr", &RunSpec::lr);
     lr->setSingleStep(0.01);
@@ -550,6 +579,7 @@ QWidget* ExperimentForm::buildOptimizerGroup() {
 QWidget* ExperimentForm::buildScheduleGroup() {
     auto* group = new QGroupBox(tr("Schedule"));
     auto* layout = form_layout(group);
+    groupLayouts_[FieldGroup::Schedule] = layout;
     addFieldRow(layout, bindEnum("schedule", &RunSpec::schedule));
     auto* gamma = bind("gamma", &RunSpec::gamma);
     gamma->setSingleStep(0.05);
@@ -568,6 +598,7 @@ QWidget* ExperimentForm::buildScheduleGroup() {
 QWidget* ExperimentForm::buildWarmupGroup() {
     auto* group = new QGroupBox(tr("Warm-up"));
     auto* layout = form_layout(group);
+    groupLayouts_[FieldGroup::Warmup] = layout;
     addFieldRow(layout, bindEnum("warmup", &RunSpec::warmup));
     addFieldRow(layout, bind("warmup_length", &RunSpec::warmup_length));
     addFieldRow(layout, bindEnum("warmup_unit", &RunSpec::warmup_unit));
@@ -598,6 +629,7 @@ QWidget* ExperimentForm::buildAdvancedSection() {
     column->addWidget(advancedBody_);
 
     auto* layout = form_layout(advancedBody_);
+    groupLayouts_[FieldGroup::Advanced] = layout;
     addFieldRow(layout, bind("accumulation", &RunSpec::accumulation));
     auto* bucket = bind("bucket_mb", &RunSpec::bucket_mb);
     bucket->setSuffix(tr(" MB"));

@@ -5,6 +5,7 @@
 #include <QWidget>
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -12,6 +13,7 @@
 
 #include "backend/device_inventory.h"
 #include "train/run_spec.h"
+#include "train/spec_fields.h"
 
 class QCheckBox;
 class QComboBox;
@@ -137,6 +139,9 @@ class ExperimentForm : public QWidget {
     // The row of a RunSpec field's editor (named after the field): its label, tooltip and when
     // it shows come from the field table (spec_fields.h).
     void addFieldRow(QGridLayout* layout, QWidget* editor, QWidget* beside = nullptr);
+    // A row for each field of the table that no group placed by hand (a field just added):
+    // an editor of its type at the end of its group, so that a new field needs no form code.
+    void addUnplacedFieldRows();
     // Gives `box` a unit that agrees with its value: "1 epoch", "2 epochs".
     void countIn(QSpinBox* box, const QString& one, const QString& many);
     const FieldRow* findRow(const QString& name) const;
@@ -183,6 +188,7 @@ class ExperimentForm : public QWidget {
 
     DeviceInventory inventory_;
     std::vector<FieldRow> rows_;
+    std::map<FieldGroup, QGridLayout*> groupLayouts_;  // where each group's rows go
     std::vector<Binding> bindings_;
     struct CountUnit {
         QSpinBox* box = nullptr;

@@ -129,6 +129,11 @@ class TestSpecFields : public QObject {
             QVERIFY2(json.contains(QByteArray("\"") + field.key.data() + "\""), field.key.data());
             QCOMPARE(field_value_text(field, run_spec_from_json(json)),
                      field_value_text(field, changed));
+            // Alone in a file, the key sets its field.
+            const QString key = QString::fromUtf8(field.key.data(), qsizetype(field.key.size()));
+            const QJsonObject one{{key, run_spec_to_json(changed).value(key)}};
+            QCOMPARE(field_value_text(field, run_spec_from_json(QJsonDocument(one).toJson())),
+                     field_value_text(field, changed));
         }
     }
 
