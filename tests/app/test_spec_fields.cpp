@@ -176,7 +176,8 @@ class TestSpecFields : public QObject {
                     continue;
                 const double outside = is_int ? bound + (lower ? -1 : 1)
                                               : std::nextafter(bound, lower ? -INFINITY : INFINITY);
-                for (const auto& [value, taken] : {std::pair{bound, !open}, {outside, false}}) {
+                for (const auto& [tried, taken] : {std::pair{bound, !open}, {outside, false}}) {
+                    const double value = tried;  // a lambda may not capture a binding (clang)
                     RunSpec spec;
                     std::visit(
                         [&](auto member) {
