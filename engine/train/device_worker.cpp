@@ -83,10 +83,7 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     const auto step_start = Clock::now();
     StepResult local;
     const auto grads = replica_.model().grads();
-    // The noise scale's small-batch gradients: with several devices, each device's own
-    // gradient; on one device, each micro-batch's (when there are several).
-    const bool per_micro_batch = comm_.size() == 1 && micro_batches > 1;
-    double micro_sq_sum = 0;
+    noise_.start_step(comm_.size(), micro_batches, samples);
     for (int i = 0; i < micro_batches; ++i) {
         const data::Batch* batch = i == 0 && fetched_ahead_ != nullptr
                                        ? std::exchange(fetched_ahead_, nullptr)
@@ -113,12 +110,8 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
         local.loss_sum += r.loss_sum;
         local.correct += r.correct;
         local.size += r.size;
-        // grads = d(loss_sum / samples): the micro-batch's mean gradient times size / samples.
-        // The last micro-batch's gradient is not on its own any more (the reducer adds the
-        // earlier ones in as backward goes), so the small-batch estimate averages the others:
-        // every micro-batch's squared norm has the same expectation.
-        if (per_micro_batch && !last)
-            micro_sq_sum += squared_norm(grads) * std::pow(double(samples) / r.size, 2);
+        if (noise_.reads_micro_batch(last))
+            noise_.add_micro_batch(squared_norm(grads), r.size);
         if (!last) {
             if (i == 0)
                 replica_.backend().copy(grads, accumulated_.span());
@@ -133,25 +126,21 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     timeline_.end(&DeviceStepTimes::exposed_comm);
 
     float small_sq_sum = 0;
-    const float small_sq = per_micro_batch ? float(micro_sq_sum / (micro_batches - 1))
-                                           : float(reducer_.local_squared_norm());
-    GlobalTotals totals = all_reduce_totals(local, small_sq, &small_sq_sum);
+    GlobalTotals totals = all_reduce_totals(
+        local, noise_.local_small_squared_norm(reducer_.local_squared_norm()), &small_sq_sum);
     timeline_.end(&DeviceStepTimes::wait);
     // A step whose global loss is not finite (diverged) ends here on every rank: none trains on.
     if (std::isfinite(totals.loss_sum)) {
-        const double b_small = per_micro_batch ? double(samples) / micro_batches : double(samples);
-        // One device without accumulation has a single batch size: nothing to estimate, and no
-        // reason to read every gradient again. Otherwise |G_big|^2, of the averaged gradient
-        // (the same on every rank), is summed before the update and read after it, so that the
-        // update is enqueued without waiting for the all-reduce.
-        const bool estimate = totals.count > b_small;
+        // |G_big|^2, of the averaged gradient (the same on every rank), is summed before the
+        // update and read after it, so that the update is enqueued without waiting for the
+        // all-reduce.
+        const bool estimate = noise_.reads_big_squared_norm(totals.count);
         if (estimate)
             replica_.backend().accumulate_squared_norm(grads);
         replica_.update(lr);
         timeline_.end(&DeviceStepTimes::optimizer);
         if (estimate)
-            noise_.add(double(small_sq_sum) / comm_.size(), b_small,
-                       replica_.backend().take_squared_norm(), totals.count);
+            noise_.finish_step(small_sq_sum, replica_.backend().take_squared_norm(), totals.count);
         totals.noise_scale = noise_.b_simple();
     }
     if (next == NextWork::TrainStep) {

@@ -69,6 +69,41 @@ class NoiseScale : public QObject {
         QVERIFY(std::isnan(estimator.b_simple()));
     }
 
+    // The step calls give add() the estimates the class comment defines: on one device the
+    // micro-batches but the last as the small batches (each mean gradient's squared norm from
+    // that of the gradient of loss_sum / samples), on several devices each device's gradient.
+    void a_step_feeds_the_estimates_of_its_batches() {
+        NoiseScaleEstimator by_step, by_hand;
+        // One device, 4 micro-batches of 8, 8, 8 and 6 samples (30 in all).
+        by_step.start_step(1, 4, 30);
+        QVERIFY(by_step.reads_micro_batch(false));
+        QVERIFY(!by_step.reads_micro_batch(true));
+        by_step.add_micro_batch(0.5, 8);
+        by_step.add_micro_batch(0.25, 8);
+        by_step.add_micro_batch(0.75, 8);
+        const float small = by_step.local_small_squared_norm(123.0);  // not a device's: ignored
+        const double expected_small = (0.5 + 0.25 + 0.75) * std::pow(30.0 / 8, 2) / 3;
+        QCOMPARE(small, float(expected_small));
+        QVERIFY(by_step.reads_big_squared_norm(30));
+        by_step.finish_step(small, 0.125, 30);
+        by_hand.add(double(float(expected_small)), 30.0 / 4, 0.125, 30);
+        QCOMPARE(by_step.b_simple(), by_hand.b_simple());
+
+        // Two devices of 16 samples: each device's own gradient, the sum over both halved.
+        by_step.start_step(2, 1, 16);
+        QVERIFY(!by_step.reads_micro_batch(false));
+        QCOMPARE(by_step.local_small_squared_norm(0.5), 0.5f);
+        QVERIFY(by_step.reads_big_squared_norm(32));
+        by_step.finish_step(0.5f + 0.75f, 0.25, 32);
+        by_hand.add((0.5 + 0.75) / 2, 16, 0.25, 32);
+        QCOMPARE(by_step.b_simple(), by_hand.b_simple());
+
+        // One device, one batch: a single batch size, nothing to read.
+        by_step.start_step(1, 1, 16);
+        QVERIFY(!by_step.reads_micro_batch(false));
+        QVERIFY(!by_step.reads_big_squared_norm(16));
+    }
+
     void the_trainer_reports_it_data() {
         QTest::addColumn<int>("devices");
         QTest::addColumn<int>("accumulation");
