@@ -93,7 +93,7 @@ struct RunEnd {
     std::string message;
     std::int64_t step = 0;  // the last step taken (the failing one when diverged)
     int epoch = 0;
-    std::vector<TargetReached> targets;  // every target reached during the run
+    std::vector<TargetReached> targets{};  // every target reached during the run
 };
 
 // Where a trainer reports. Called from the trainer's worker threads, in order for one run; an

@@ -71,7 +71,7 @@ class Replica {
     // Why: a layer makes its kernel the first time it sees a shape (nn::KernelCache) and a GPU
     // kernel allocates its memory then. cudaMalloc takes the device's page-table lock, which a
     // rank's thread may hold while it waits for a collective that needs this rank: a GPU run must
-    // allocate nothing once its collectives start (see Trainer::run_device).
+    // allocate nothing once its collectives start (see DeviceRun in train/trainer.cpp).
     //
     // Every rank of a run passes the same train_sizes: synchronised batch norm's collectives run
     // in the training forward and backward. Throws Error(Internal) for a size outside

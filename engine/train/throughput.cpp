@@ -93,7 +93,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
             cfg.communicator_hook(rank, devices_of_rank.comm());
         DeviceWorker worker(spec, image, std::move(devices_of_rank.backend), devices_of_rank.comm(),
                             devices_of_rank.sync_bn.get(), &host);
-        if (spec.device == DeviceKind::Gpu)  // as Trainer::run_device
+        if (spec.device == DeviceKind::Gpu)  // as the trainer's DeviceRun
             worker.prepare(std::vector<int>{cfg.batch}, {});
         worker.broadcast_initial_state();
         // The anchor's protocol: SGD with momentum; warm-up steps excluded, then timed

@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backend/cpu/cpu_backend.h"
 #include "backend/device_inventory.h"
@@ -45,6 +50,286 @@ int threads_per_device(const RunSpec& spec) {
     return spec.threads > 0 ? spec.threads : std::max(1, cpu::available_cores() / spec.devices);
 }
 
+data::AugmentMode augment_mode(Augmentation augment) {
+    switch (augment) {  // -Wswitch flags a mode left out
+        case Augmentation::None:
+            return data::AugmentMode::None;
+        case Augmentation::Flip:
+            return data::AugmentMode::Flip;
+        case Augmentation::CropFlip:
+            return data::AugmentMode::CropFlip;
+        case Augmentation::Assessment:
+            return data::AugmentMode::Assessment;
+    }
+    return data::AugmentMode::None;
+}
+
+// One training step as every rank saw it.
+struct TrainedStep {
+    std::int64_t step = 0;  // counted from 1 over the run
+    int epoch = 0;
+    int step_in_epoch = 0;  // counted from 1
+    double lr = 0;
+    GlobalTotals totals;  // sums over every device: the same on every rank
+    // This device's wall time for the step, with the wait of the previous step's gather of
+    // times (which ends that step after its time was taken).
+    double seconds = 0;
+    std::vector<DeviceStepTimes> devices;  // every device's times, in rank order
+};
+
+// An epoch's end: its validation sums and the targets they reached for the first time.
+struct EvaluatedEpoch {
+    int epoch = 0;
+    GlobalTotals val;
+    std::vector<TargetReached> reached{};
+};
+
+// One device's share of a run, on its thread: its worker, its loaders and what the run has
+// counted so far. Trainer::run_device drives it; every rank makes the same calls in the same
+// order, so the collectives inside them match, and every rank stops at the same step: the
+// stop checks read only sums over all devices.
+class DeviceRun {
+  public:
+    // Makes the worker and its loaders, gives every device rank 0's parameters and buffers, and
+    // (rank 0) reports the run's start.
+    DeviceRun(const RunSpec& spec, const data::TrainTest& data, MetricsSink& sink,
+              const std::function<void(int, std::int64_t)>& step_hook, int rank,
+              DeviceGroup::Rank& devices_of_rank, const RunInfo& info)
+        : spec_(spec),
+          sink_(sink),
+          step_hook_(step_hook),
+          rank_(rank),
+          devices_of_rank_(devices_of_rank),
+          info_(info),
+          worker_(spec, Shape{1, data.train.channels, data.train.height, data.train.width},
+                  std::move(devices_of_rank.backend), devices_of_rank.comm(),
+                  devices_of_rank.sync_bn.get(), devices_of_rank.host.get()),
+          sampler_(data.train.count(), spec.seed, spec.devices, rank),
+          eval_shard_(evaluation_shard(data.test.count(), spec.devices, rank)),
+          schedule_(spec, info.steps_per_epoch),
+          norm_(data::channel_statistics(data.train)),
+          loader_(data.train, norm_,
+                  {.batch = spec.batch,
+                   .drop_last = false,
+                   .augment = augment_mode(spec.augment),
+                   .prefetch = 2,
+                   .seed = spec.seed,
+                   .rank = rank}),
+          eval_loader_(data.test, norm_,
+                       {.batch = spec.batch,
+                        .drop_last = false,
+                        .augment = data::AugmentMode::None,
+                        .prefetch = 2,
+                        .seed = spec.seed}) {
+        // A GPU allocates nothing once its collectives start (Replica::prepare says why); the
+        // first is the broadcast below. CPU devices make their kernels on first use: an
+        // allocation there blocks no collective, and preparing would cost every run a few
+        // steps' time.
+        if (spec_.device == DeviceKind::Gpu)
+            worker_.prepare(
+                data::batch_sizes(sampler_.per_rank(), spec_.batch, /*drop_last=*/false),
+                data::batch_sizes(eval_shard_.size(), spec_.batch, /*drop_last=*/false));
+        worker_.broadcast_initial_state();
+
+        if (rank_ == 0) {
+            RunInfo start = info_;
+            start.parameters = worker_.replica().model().parameter_count();
+            sink_.on_start(start);
+            // Rank 0 reports what other programs took from the cores while the run trained.
+            cpu_at_start_ = read_cpu_times();
+        }
+    }
+
+    void start_epoch(int epoch) {
+        loader_.start_epoch(sampler_.indices(epoch - 1), epoch);
+        epoch_totals_ = GlobalTotals{};
+        epoch_seconds_ = 0;
+    }
+
+    // One optimisation step on every device, and every device's time per phase.
+    TrainedStep train_step(int epoch, int step_in_epoch) {
+        if (step_hook_)
+            step_hook_(rank_, step_ + 1);
+        const auto start = Clock::now();
+        TrainedStep trained;
+        trained.lr = schedule_.lr(step_);  // the schedule counts steps from 0
+        trained.step = ++step_;
+        trained.epoch = epoch;
+        trained.step_in_epoch = step_in_epoch;
+        // This step's share of the epoch: k micro-batches of b samples, or what is left at the
+        // epoch's end: samples = min(b k, per_rank - (step_in_epoch - 1) b k), and
+        // micro-batches = ceil(samples / b).
+        const int step_samples = spec_.batch * spec_.accumulation;
+        const int samples =
+            std::min(step_samples, int(sampler_.per_rank()) - (step_in_epoch - 1) * step_samples);
+        const int micro_batches = (samples + spec_.batch - 1) / spec_.batch;
+        // The last step of an epoch fetches nothing ahead: the evaluation comes next.
+        const NextWork next =
+            step_in_epoch < info_.steps_per_epoch ? NextWork::TrainStep : NextWork::Other;
+        DeviceStepTimes times = carried_;
+        trained.totals = worker_.train_step([this] { return loader_.next(); }, micro_batches,
+                                            samples, trained.lr, trained.step, times, next);
+        trained.seconds = seconds_since(start) + carried_.wait;
+        // The gather is a collective: it waits for the slowest device. That wait belongs to the
+        // next step, whose time the devices then compare.
+        const auto gather_start = Clock::now();
+        trained.devices = worker_.gather_times(times);
+        carried_ = DeviceStepTimes{};
+        carried_.wait = seconds_since(gather_start);
+        return trained;
+    }
+
+    // Counts the step into the epoch and the run, and (rank 0) reports it.
+    void record_step(const TrainedStep& trained) {
+        epoch_seconds_ += trained.seconds;
+        if (trained.step > kWarmupSteps) {
+            steady_seconds_ += trained.seconds;
+            steady_images_ += trained.totals.count;
+        }
+        epoch_totals_.loss_sum += trained.totals.loss_sum;
+        epoch_totals_.correct += trained.totals.correct;
+        epoch_totals_.count += trained.totals.count;
+        if (rank_ != 0)
+            return;
+        StepMetrics m;
+        m.step = trained.step;
+        m.epoch = trained.epoch;
+        m.step_in_epoch = trained.step_in_epoch;
+        m.steps_per_epoch = info_.steps_per_epoch;
+        m.loss = trained.totals.loss();
+        m.accuracy = trained.totals.accuracy();
+        m.lr = trained.lr;
+        m.seconds = trained.seconds;
+        m.images_per_s = trained.totals.count / trained.seconds;
+        m.devices = trained.devices;
+        m.noise_scale = trained.totals.noise_scale;
+        sink_.on_step(m);
+    }
+
+    // A loss that is not finite (the global sum: the same on every rank) ends the run.
+    std::optional<RunEnd> stop_if_diverged(const TrainedStep& trained) const {
+        if (std::isfinite(trained.totals.loss_sum))
+            return std::nullopt;
+        std::ostringstream msg;
+        msg << "the loss became " << trained.totals.loss() << " at step " << trained.step
+            << " (epoch " << trained.epoch << ", lr " << trained.lr
+            << "): lower the learning rate or add warm-up";
+        return ending(RunStatus::Diverged, msg.str(), trained.epoch);
+    }
+
+    // Adds the epoch's training time and images to the run's, then validates on every device
+    // and finds the targets of spec.targets that accuracy reached for the first time.
+    EvaluatedEpoch evaluate(int epoch) {
+        trained_seconds_ += epoch_seconds_;
+        images_seen_ += epoch_totals_.count;
+        EvaluatedEpoch evaluated{.epoch = epoch,
+                                 .val = worker_.evaluate(eval_loader_, eval_shard_)};
+        for (double target : spec_.targets) {
+            const bool before =
+                std::any_of(reached_.begin(), reached_.end(),
+                            [&](const TargetReached& r) { return r.target == target; });
+            if (!before && evaluated.val.accuracy() >= target)
+                evaluated.reached.push_back({.target = target,
+                                             .seconds = trained_seconds_,
+                                             .step = step_,
+                                             .epoch = epoch,
+                                             .images = images_seen_});
+        }
+        reached_.insert(reached_.end(), evaluated.reached.begin(), evaluated.reached.end());
+        return evaluated;
+    }
+
+    // Rank 0 reports the epoch: images/s = the epoch's images / its training time, and the
+    // steady rate over the run so far without its first kWarmupSteps steps.
+    void record_epoch(const EvaluatedEpoch& evaluated) {
+        if (rank_ != 0)
+            return;
+        sink_.on_epoch(EpochMetrics{
+            .epoch = evaluated.epoch,
+            .step = step_,
+            .train_loss = epoch_totals_.loss(),
+            .train_accuracy = epoch_totals_.accuracy(),
+            .val_loss = evaluated.val.loss(),
+            .val_accuracy = evaluated.val.accuracy(),
+            .epoch_seconds = epoch_seconds_,
+            .images_per_s = epoch_totals_.count / epoch_seconds_,
+            .steady_images_per_s = steady_seconds_ > 0 ? steady_images_ / steady_seconds_ : 0,
+            .other_programs_share = other_programs_share_so_far(),
+            .reached = evaluated.reached});
+    }
+
+    // Validation accuracy at or above spec.target_accuracy for spec.patience epochs in a row
+    // ends the run. Every rank sees the same validation sums, so all of them stop at the same
+    // epoch.
+    std::optional<RunEnd> stop_if_target_held(const EvaluatedEpoch& evaluated) {
+        epochs_at_target_ =
+            evaluated.val.accuracy() >= spec_.target_accuracy ? epochs_at_target_ + 1 : 0;
+        if (!(spec_.target_accuracy > 0 && epochs_at_target_ >= spec_.patience))
+            return std::nullopt;
+        std::ostringstream msg;
+        msg << "validation accuracy reached " << spec_.target_accuracy << " for " << spec_.patience
+            << " consecutive epoch(s) at epoch " << evaluated.epoch;
+        return ending(RunStatus::ReachedTarget, msg.str(), evaluated.epoch);
+    }
+
+    // Aborts every group of this rank: another rank may already wait in a collective (a
+    // sync-BN one among them), and would otherwise wait for this one forever.
+    RunEnd cancel(int epoch) {
+        devices_of_rank_.comm().abort("cancelled");
+        devices_of_rank_.host->abort("cancelled");
+        if (devices_of_rank_.sync_bn)
+            devices_of_rank_.sync_bn->abort("cancelled");
+        return ending(RunStatus::Cancelled, "cancelled at step " + std::to_string(step_), epoch);
+    }
+
+    RunEnd finish() const {
+        return ending(RunStatus::Finished, "trained " + std::to_string(spec_.epochs) + " epochs",
+                      spec_.epochs);
+    }
+
+  private:
+    // Every end carries the targets the run reached, and its last step.
+    RunEnd ending(RunStatus status, std::string message, int epoch) const {
+        return RunEnd{.status = status,
+                      .message = std::move(message),
+                      .step = step_,
+                      .epoch = epoch,
+                      .targets = reached_};
+    }
+
+    // The share of the cores other programs took since the run started; NaN where it cannot
+    // be read (and on every rank but 0, which does not read it).
+    double other_programs_share_so_far() const {
+        const std::optional<CpuTimes> now = cpu_at_start_ ? read_cpu_times() : std::nullopt;
+        const std::optional<double> share =
+            now ? other_programs_share(*cpu_at_start_, *now) : std::nullopt;
+        return share.value_or(std::numeric_limits<double>::quiet_NaN());
+    }
+
+    const RunSpec& spec_;
+    MetricsSink& sink_;
+    const std::function<void(int, std::int64_t)>& step_hook_;
+    const int rank_;
+    DeviceGroup::Rank& devices_of_rank_;
+    const RunInfo& info_;
+    DeviceWorker worker_;
+    const data::EpochSampler sampler_;
+    const std::vector<std::uint32_t> eval_shard_;
+    const optim::LrSchedule schedule_;
+    const data::Normalization norm_;  // the training set's, for both loaders
+    data::BatchLoader loader_, eval_loader_;
+    std::optional<CpuTimes> cpu_at_start_;  // rank 0's only
+
+    std::int64_t step_ = 0;    // steps taken so far
+    DeviceStepTimes carried_;  // the step-end gather's wait, counted in the next step
+    GlobalTotals epoch_totals_;
+    double epoch_seconds_ = 0;
+    double steady_seconds_ = 0, steady_images_ = 0;  // after the first kWarmupSteps steps
+    double trained_seconds_ = 0, images_seen_ = 0;   // over finished epochs
+    int epochs_at_target_ = 0;
+    std::vector<TargetReached> reached_;  // first crossings of spec.targets
+};
+
 }  // namespace
 
 Trainer::Trainer(RunSpec spec, const data::TrainTest& data, MetricsSink& sink)
@@ -84,7 +369,7 @@ RunEnd Trainer::run() {
     try {
         end = train();
     } catch (const std::exception& e) {
-        end = RunEnd{RunStatus::Failed, e.what(), 0, 0, {}};
+        end = RunEnd{.status = RunStatus::Failed, .message = e.what()};
     }
     sink_.on_end(end);
     return end;
@@ -98,9 +383,9 @@ RunEnd Trainer::train() {
     info.cores = cpu::available_cores();
     info.global_batch = devices * spec_.batch * spec_.accumulation;
     const data::EpochSampler probe(data_.train.count(), spec_.seed, devices, 0);
-    info.steps_per_epoch =
-        (data::batch_count(probe.per_rank(), spec_.batch, false) + spec_.accumulation - 1) /
-        spec_.accumulation;
+    info.steps_per_epoch = (data::batch_count(probe.per_rank(), spec_.batch, /*drop_last=*/false) +
+                            spec_.accumulation - 1) /
+                           spec_.accumulation;
     if (spec_.device == DeviceKind::Cpu && devices * info.threads_per_device > info.cores)
         info.warnings.push_back(std::to_string(devices) + " devices x " +
                                 std::to_string(info.threads_per_device) + " threads exceed the " +
@@ -121,11 +406,9 @@ RunEnd Trainer::train() {
     });
 
     if (const auto& failure = threads.failure())
-        return RunEnd{RunStatus::Failed,
-                      "device " + std::to_string(failure->rank) + ": " + failure->message,
-                      0,
-                      0,
-                      {}};
+        return RunEnd{
+            .status = RunStatus::Failed,
+            .message = "device " + std::to_string(failure->rank) + ": " + failure->message};
     if (cancelled_.load()) {
         RunEnd end = ends[0];
         end.status = RunStatus::Cancelled;
@@ -135,174 +418,29 @@ RunEnd Trainer::train() {
     }
     // Neither a device's failure nor a cancel: rank 0's end would be an empty, unfinished one.
     if (const auto& abort_reason = threads.abort_reason())
-        return RunEnd{RunStatus::Failed, "communication aborted: " + *abort_reason, 0, 0, {}};
+        return RunEnd{.status = RunStatus::Failed,
+                      .message = "communication aborted: " + *abort_reason};
     return ends[0];
 }
 
 RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const RunInfo& info) {
-    const auto& train = data_.train;
-    const int devices = spec_.devices;
-    const Shape image{1, train.channels, train.height, train.width};
-    DeviceWorker worker(spec_, image, std::move(devices_of_rank.backend), devices_of_rank.comm(),
-                        devices_of_rank.sync_bn.get(), devices_of_rank.host.get());
-    const data::EpochSampler sampler(train.count(), spec_.seed, devices, rank);
-    const std::vector<std::uint32_t> eval_shard =
-        evaluation_shard(data_.test.count(), devices, rank);
-    // A GPU allocates nothing once its collectives start (Replica::prepare says why); the first
-    // is the broadcast below. CPU devices make their kernels on first use: an allocation there
-    // blocks no collective, and preparing would cost every run a few steps' time.
-    if (spec_.device == DeviceKind::Gpu)
-        worker.prepare(data::batch_sizes(sampler.per_rank(), spec_.batch, false),
-                       data::batch_sizes(eval_shard.size(), spec_.batch, false));
-    worker.broadcast_initial_state();
-
-    const data::Normalization norm = data::channel_statistics(train);
-    data::BatchLoader loader(train, norm,
-                             {spec_.batch, false,
-                              [&] {
-                                  switch (spec_.augment) {  // -Wswitch flags a mode left out
-                                      case Augmentation::None:
-                                          return data::AugmentMode::None;
-                                      case Augmentation::Flip:
-                                          return data::AugmentMode::Flip;
-                                      case Augmentation::CropFlip:
-                                          return data::AugmentMode::CropFlip;
-                                      case Augmentation::Assessment:
-                                          return data::AugmentMode::Assessment;
-                                  }
-                                  return data::AugmentMode::None;
-                              }(),
-                              2, spec_.seed, rank});
-    data::BatchLoader eval_loader(data_.test, norm,
-                                  {spec_.batch, false, data::AugmentMode::None, 2, spec_.seed});
-    const int samples_per_epoch = int(sampler.per_rank());
-    const int step_samples = spec_.batch * spec_.accumulation;
-    const optim::LrSchedule schedule(spec_, info.steps_per_epoch);
-    if (rank == 0) {
-        RunInfo start = info;
-        start.parameters = worker.replica().model().parameter_count();
-        sink_.on_start(start);
-    }
-
-    // Rank 0 reports what other programs took from the cores while the run trained.
-    const std::optional<CpuTimes> cpu_at_start =
-        rank == 0 ? read_cpu_times() : std::optional<CpuTimes>{};
-    const auto other_programs_share_so_far = [&] {
-        const std::optional<CpuTimes> now = cpu_at_start ? read_cpu_times() : std::nullopt;
-        const std::optional<double> share =
-            now ? other_programs_share(*cpu_at_start, *now) : std::nullopt;
-        return share.value_or(std::numeric_limits<double>::quiet_NaN());
-    };
-
-    std::int64_t step = 0;
-    int epochs_at_target = 0;
-    double steady_seconds = 0, steady_images = 0;
-    double trained_seconds = 0, images_seen = 0;
-    std::vector<TargetReached> reached_all;  // first crossings of spec_.targets
-    auto ending = [&](RunEnd end) {
-        end.targets = reached_all;
-        return end;
-    };
-    DeviceStepTimes carried;  // the step-end gather's wait, counted in the next step
+    DeviceRun run(spec_, data_, sink_, step_hook_, rank, devices_of_rank, info);
     for (int epoch = 1; epoch <= spec_.epochs; ++epoch) {
-        loader.start_epoch(sampler.indices(epoch - 1), epoch);
-        GlobalTotals epoch_totals;
-        double epoch_seconds = 0;
-        for (int s = 0; s < info.steps_per_epoch; ++s) {
-            if (cancelled_.load(std::memory_order_relaxed)) {
-                // Every group: another rank may already wait in a sync-BN collective.
-                devices_of_rank.comm().abort("cancelled");
-                devices_of_rank.host->abort("cancelled");
-                if (devices_of_rank.sync_bn)
-                    devices_of_rank.sync_bn->abort("cancelled");
-                return ending(RunEnd{RunStatus::Cancelled,
-                                     "cancelled at step " + std::to_string(step),
-                                     step,
-                                     epoch,
-                                     {}});
-            }
-            if (step_hook_)
-                step_hook_(rank, step + 1);
-            const auto start = Clock::now();
-            const double lr = schedule.lr(step);
-            ++step;
-            // This step's share of the epoch: k micro-batches, or what is left at its end.
-            const int samples = std::min(step_samples, samples_per_epoch - s * step_samples);
-            const int micro = (samples + spec_.batch - 1) / spec_.batch;
-            DeviceStepTimes times = carried;
-            const NextWork next =
-                s + 1 < info.steps_per_epoch ? NextWork::TrainStep : NextWork::Other;
-            const GlobalTotals totals = worker.train_step([&] { return loader.next(); }, micro,
-                                                          samples, lr, step, times, next);
-            const double local_seconds = seconds_since(start) + carried.wait;
-            const auto gather_start = Clock::now();
-            const std::vector<DeviceStepTimes> all = worker.gather_times(times);
-            carried = DeviceStepTimes{};
-            carried.wait = seconds_since(gather_start);
-
-            epoch_seconds += local_seconds;
-            if (step > kWarmupSteps) {
-                steady_seconds += local_seconds;
-                steady_images += totals.count;
-            }
-            if (rank == 0) {
-                StepMetrics m;
-                m.step = step;
-                m.epoch = epoch;
-                m.step_in_epoch = s + 1;
-                m.steps_per_epoch = info.steps_per_epoch;
-                m.loss = totals.loss();
-                m.accuracy = totals.accuracy();
-                m.lr = lr;
-                m.seconds = local_seconds;
-                m.images_per_s = totals.count / local_seconds;
-                m.devices = all;
-                m.noise_scale = totals.noise_scale;
-                sink_.on_step(m);
-            }
-            if (!std::isfinite(totals.loss_sum)) {
-                std::ostringstream msg;
-                msg << "the loss became " << totals.loss() << " at step " << step << " (epoch "
-                    << epoch << ", lr " << lr << "): lower the learning rate or add warm-up";
-                return ending(RunEnd{RunStatus::Diverged, msg.str(), step, epoch, {}});
-            }
-            epoch_totals.loss_sum += totals.loss_sum;
-            epoch_totals.correct += totals.correct;
-            epoch_totals.count += totals.count;
+        run.start_epoch(epoch);
+        for (int step_in_epoch = 1; step_in_epoch <= info.steps_per_epoch; ++step_in_epoch) {
+            if (cancelled_.load(std::memory_order_relaxed))
+                return run.cancel(epoch);
+            const TrainedStep step = run.train_step(epoch, step_in_epoch);
+            run.record_step(step);
+            if (std::optional<RunEnd> end = run.stop_if_diverged(step))
+                return *std::move(end);
         }
-        trained_seconds += epoch_seconds;
-        images_seen += epoch_totals.count;
-        const GlobalTotals val = worker.evaluate(eval_loader, eval_shard);
-        std::vector<TargetReached> reached;
-        for (double target : spec_.targets) {
-            const bool before =
-                std::any_of(reached_all.begin(), reached_all.end(),
-                            [&](const TargetReached& r) { return r.target == target; });
-            if (!before && val.accuracy() >= target)
-                reached.push_back({target, trained_seconds, step, epoch, images_seen});
-        }
-        reached_all.insert(reached_all.end(), reached.begin(), reached.end());
-        if (rank == 0)
-            sink_.on_epoch(EpochMetrics{epoch, step, epoch_totals.loss(), epoch_totals.accuracy(),
-                                        val.loss(), val.accuracy(), epoch_seconds,
-                                        epoch_totals.count / epoch_seconds,
-                                        steady_seconds > 0 ? steady_images / steady_seconds : 0,
-                                        other_programs_share_so_far(), reached});
-
-        // Every rank sees the same validation sums, so all of them stop at the same epoch.
-        epochs_at_target = val.accuracy() >= spec_.target_accuracy ? epochs_at_target + 1 : 0;
-        if (spec_.target_accuracy > 0 && epochs_at_target >= spec_.patience) {
-            std::ostringstream msg;
-            msg << "validation accuracy reached " << spec_.target_accuracy << " for "
-                << spec_.patience << " consecutive epoch(s) at epoch " << epoch;
-            return ending(RunEnd{RunStatus::ReachedTarget, msg.str(), step, epoch, {}});
-        }
+        const EvaluatedEpoch evaluated = run.evaluate(epoch);
+        run.record_epoch(evaluated);
+        if (std::optional<RunEnd> end = run.stop_if_target_held(evaluated))
+            return *std::move(end);
     }
-    return ending(RunEnd{RunStatus::Finished,
-                         "trained " + std::to_string(spec_.epochs) + " epochs",
-                         step,
-                         spec_.epochs,
-                         {}});
+    return run.finish();
 }
 
 }  // namespace scalelab

@@ -56,7 +56,8 @@ class Trainer {
 
   private:
     RunEnd train();
-    // The worker of one rank, on its thread, with its backend and communicators.
+    // The epoch loop of one rank, on its thread, with its backend and communicators: each step
+    // trained, recorded and checked for a stop, each epoch evaluated, recorded and checked.
     RunEnd run_device(int rank, DeviceGroup::Rank& devices_of_rank, const RunInfo& info);
 
     RunSpec spec_;
