@@ -108,8 +108,11 @@ std::optional<TargetReached> RunRecord::time_to_target() const {
     if (spec.target_accuracy > 0) {
         for (const MetricPoint& point : curve(Metric::ValAccuracy))
             if (point.value >= spec.target_accuracy)
-                return TargetReached{spec.target_accuracy, point.seconds, point.step, point.epoch,
-                                     point.samples};
+                return TargetReached{.target = spec.target_accuracy,
+                                     .seconds = point.seconds,
+                                     .step = point.step,
+                                     .epoch = point.epoch,
+                                     .images = point.samples};
         return std::nullopt;
     }
     std::optional<TargetReached> highest;

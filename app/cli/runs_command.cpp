@@ -135,9 +135,11 @@ int list_action(const RunStore& store, const RunsOptions& options) {
                         QString::fromUtf8(to_string(run.spec.optimizer)),
                         optional_text(run.best_val_accuracy, 4),
                         optional_text(run.mean_images_per_s, 0), date_text(run.created)});
+    // Each column's alignment: numbers to the right.
+    constexpr bool right = true, left = false;
     print_table({"id", "name", "state", "model", "devices", "global batch", "optimizer",
                  "best val acc", "images/s", "created"},
-                {true, false, false, false, true, true, false, true, true, false}, rows);
+                {right, left, left, left, right, right, left, right, right, left}, rows);
     return exit_ok;
 }
 

@@ -30,7 +30,7 @@ double grey(double r, double g, double b) {
 }  // namespace
 
 CropFlip draw_flip(SplitMix64& rng) {
-    return CropFlip{0, 0, coin(rng)};
+    return CropFlip{.dx = 0, .dy = 0, .flip = coin(rng)};
 }
 
 CropFlip draw_crop_flip(SplitMix64& rng) {

@@ -17,8 +17,16 @@ BatchNorm::BatchNorm(std::string name, int channels, const BatchNormOptions& opt
     cfg_.channels = channels;
     cfg_.fused_relu = options.fused_relu;
     const auto c = std::size_t(channels);
-    scale_ = Parameter{name_ + ".weight", optim::ParamRole::NormScale, c, 0, options.initial_scale};
-    shift_ = Parameter{name_ + ".bias", optim::ParamRole::NormShift, c, 0, 0.0f};
+    scale_ = Parameter{.name = name_ + ".weight",
+                       .role = optim::ParamRole::NormScale,
+                       .size = c,
+                       .init_bound = 0,
+                       .init_value = options.initial_scale};
+    shift_ = Parameter{.name = name_ + ".bias",
+                       .role = optim::ParamRole::NormShift,
+                       .size = c,
+                       .init_bound = 0,
+                       .init_value = 0.0f};
     running_mean_ = StateBuffer{name_ + ".running_mean", c, 0.0f};
     running_var_ = StateBuffer{name_ + ".running_var", c, 1.0f};
 }

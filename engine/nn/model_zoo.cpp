@@ -17,14 +17,19 @@ namespace {
 using Net = std::unique_ptr<Sequential>;
 
 Conv2dConfig conv(int cin, int cout, int kernel, int stride, bool bias) {
-    return Conv2dConfig{cin, cout, kernel, stride, kernel / 2, bias};
+    return Conv2dConfig{.in_channels = cin,
+                        .out_channels = cout,
+                        .kernel = kernel,
+                        .stride = stride,
+                        .padding = kernel / 2,
+                        .bias = bias};
 }
 
 PoolConfig max_pool_2x2() {
-    return PoolConfig{PoolKind::Max, 2, 2, 0};
+    return PoolConfig{.kind = PoolKind::Max, .kernel = 2, .stride = 2, .padding = 0};
 }
 PoolConfig global_average() {
-    return PoolConfig{PoolKind::Average, 0, 1, 0};
+    return PoolConfig{.kind = PoolKind::Average, .kernel = 0, .stride = 1, .padding = 0};
 }
 
 Net mlp(int channels, int size, int classes) {

@@ -174,7 +174,7 @@ GlobalTotals DeviceWorker::all_reduce_totals(const StepResult& local, float extr
     host_comm_.all_reduce(sums, comm::ReduceOp::Sum);
     if (extra_sum)
         *extra_sum = sums[3];
-    return GlobalTotals{sums[0], sums[1], sums[2]};
+    return GlobalTotals{.loss_sum = sums[0], .correct = sums[1], .count = sums[2]};
 }
 
 GlobalTotals DeviceWorker::evaluate(data::BatchLoader& loader, std::vector<std::uint32_t> indices) {
@@ -223,7 +223,12 @@ std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& m
     std::vector<DeviceStepTimes> out(std::size_t(comm_.size()));
     for (std::size_t r = 0; r < out.size(); ++r) {
         const float* t = gather_out_.data() + r * fields;
-        out[r] = DeviceStepTimes{t[0], t[1], t[2], t[3], t[4], t[5], {}};
+        out[r] = DeviceStepTimes{.data = t[0],
+                                 .forward = t[1],
+                                 .backward = t[2],
+                                 .exposed_comm = t[3],
+                                 .wait = t[4],
+                                 .optimizer = t[5]};
         out[r].allreduce.resize(buckets);
         for (std::size_t b = 0; b < buckets; ++b)
             out[r].allreduce[b] = {t[kTimeFields + 2 * b], t[kTimeFields + 2 * b + 1]};

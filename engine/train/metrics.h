@@ -27,7 +27,7 @@ struct DeviceStepTimes {
     double exposed_comm = 0;
     double wait = 0;
     double optimizer = 0;
-    std::vector<BucketSpan> allreduce;  // one per bucket, in launch order (empty: one device)
+    std::vector<BucketSpan> allreduce{};  // one per bucket, in launch order (empty: one device)
 };
 
 // Said once, before the first step.

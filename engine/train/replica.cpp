@@ -80,7 +80,11 @@ StepResult Replica::result() {
 }
 
 void Replica::backward(float grad_scale, std::function<void(const float*)> on_written) {
-    const nn::Context ctx{*backend_, true, dropout_seed_, std::move(on_written), sync_bn_};
+    const nn::Context ctx{.backend = *backend_,
+                          .training = true,
+                          .dropout_seed = dropout_seed_,
+                          .on_gradients_written = std::move(on_written),
+                          .sync_bn = sync_bn_};
     // d(loss_sum * grad_scale) / d logits, then through every layer down to the first.
     model_.backward(losses_.last().backward(grad_scale), ctx);
 }
@@ -90,7 +94,11 @@ void Replica::update(double lr) {
 }
 
 void Replica::evaluate(const data::Batch& batch) {
-    const nn::Context ctx{*backend_, false, 0, {}, nullptr};
+    const nn::Context ctx{.backend = *backend_,
+                          .training = false,
+                          .dropout_seed = 0,
+                          .on_gradients_written = {},
+                          .sync_bn = nullptr};
     give_loss(model_.forward(upload(batch), ctx), batch);
 }
 

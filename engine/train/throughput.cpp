@@ -29,7 +29,12 @@ std::vector<data::Batch> prepared_batches(const ThroughputConfig& cfg, int count
     synth.size = cfg.image_size;
     const data::TrainTest data = data::make_synthetic(synth);
     const data::Normalization norm = data::channel_statistics(data.train);
-    data::BatchLoader loader(data.train, norm, {cfg.batch, true, data::AugmentMode::None, 1, 0});
+    data::BatchLoader loader(data.train, norm,
+                             {.batch = cfg.batch,
+                              .drop_last = true,
+                              .augment = data::AugmentMode::None,
+                              .prefetch = 1,
+                              .seed = 0});
     std::vector<std::uint32_t> order(data.train.count());
     for (std::size_t i = 0; i < order.size(); ++i)
         order[i] = std::uint32_t(i);

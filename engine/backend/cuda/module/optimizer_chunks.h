@@ -61,7 +61,9 @@ ChunkTable chunk_segments(const std::vector<optim::ParamSegment>& segments, Keep
         if (segment.size == 0 || !keep(segment)) {
             continue;
         }
-        SegmentChunks range{table.chunks.size(), 0, static_cast<std::uint32_t>(s)};
+        SegmentChunks range{.first_chunk = table.chunks.size(),
+                            .chunk_count = 0,
+                            .segment = static_cast<std::uint32_t>(s)};
         for (std::size_t done = 0; done < segment.size; done += chunk_floats) {
             const std::size_t size = std::min(chunk_floats, segment.size - done);
             table.chunks.push_back(OptimizerChunk{segment.offset + done,
