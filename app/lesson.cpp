@@ -288,6 +288,48 @@ class LessonReader {
         return value.toObject();
     }
 
+    // The lesson's settings: the run fields every run inherits ("base"), and the GPU setting's
+    // ("gpu": its own base and assessment), used where GPUs and its data are found.
+    struct Settings {
+        SpecBlock base;
+        bool has_gpu_block = false;
+        SpecBlock gpu_base;
+        std::optional<Assessment> laptop_assessment, gpu_assessment;
+    };
+    // One entry of "runs": its name, where it sits, and its fields without the name.
+    struct RunEntry {
+        QString name;
+        QString path;
+        QJsonObject fields;
+    };
+    // Each run's spec as the laptop and as the GPU setting define it (gpu: empty without a
+    // "gpu" block), in the order of "runs".
+    struct SettingSpecs {
+        std::vector<RunSpec> laptop, gpu;
+    };
+
+    // The title, the explanation, the charts and their x axis.
+    void read_header(const QJsonObject& root, Lesson& lesson);
+    Settings read_settings(const QJsonObject& root);
+    // Every run that is an object, each name checked (present, a non-empty string, unique).
+    std::vector<RunEntry> read_runs(const QJsonObject& root);
+    // Both settings' specs of every run, each checked with validate(): both must be valid,
+    // whichever this machine will use.
+    SettingSpecs build_setting_specs(const std::vector<RunEntry>& runs, const Settings& settings);
+    // Why this machine cannot use the GPU setting: no GPU, its data missing (CIFAR-10 is in a
+    // folder the user names), or fewer GPUs than it needs; empty when it can.
+    static QString why_not_gpu_setting(const std::vector<RunSpec>& gpu_specs,
+                                       const DeviceInventory& devices);
+    // Lesson::setting_note for the setting chosen (the first run's specs describe it).
+    static QString setting_note(const std::vector<RunSpec>& chosen, bool use_gpu,
+                                const QString& why_not);
+    // The runs as the chosen setting makes them: the assessment's early stop applied, and
+    // shrunk for tests when asked.
+    std::vector<LessonRun> chosen_runs(const std::vector<RunEntry>& runs, const Settings& settings,
+                                       const std::vector<RunSpec>& chosen, bool use_gpu,
+                                       const std::optional<Assessment>& assessment,
+                                       LessonSize size);
+
     std::vector<LessonChart> read_charts(const QJsonObject& root);
     LessonAxis read_axis(const QJsonObject& root);
     std::optional<Assessment> read_assessment(const QJsonObject& parent, const QString& path);
@@ -616,38 +658,59 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
                           LessonSize size) {
     Lesson lesson;
     lesson.file = file_;
+    read_header(root, lesson);
+    const Settings settings = read_settings(root);
+    const std::vector<RunEntry> runs = read_runs(root);
+    const SettingSpecs specs = build_setting_specs(runs, settings);
+
+    bool use_gpu = false;
+    if (settings.has_gpu_block) {
+        const QString why_not = why_not_gpu_setting(specs.gpu, devices);
+        use_gpu = why_not.isEmpty();
+        lesson.setting_note = setting_note(use_gpu ? specs.gpu : specs.laptop, use_gpu, why_not);
+    }
+    lesson.assessment =
+        use_gpu && settings.gpu_assessment ? settings.gpu_assessment : settings.laptop_assessment;
+    lesson.runs = chosen_runs(runs, settings, use_gpu ? specs.gpu : specs.laptop, use_gpu,
+                              lesson.assessment, size);
+
+    QStringList run_names;
+    for (const RunEntry& run : runs)
+        run_names.append(run.name);
+    lesson.claims = read_claims(root, run_names);
+    return lesson;
+}
+
+void LessonReader::read_header(const QJsonObject& root, Lesson& lesson) {
     check_keys(root, {}, lesson_keys);
     lesson.title = required_text(root, QStringLiteral("title"), QStringLiteral("the menu's name"));
     lesson.explanation = required_text(root, QStringLiteral("explanation"),
                                        QStringLiteral("a few sentences on what the charts show"));
     lesson.charts = read_charts(root);
     lesson.x_axis = read_axis(root);
+}
 
+LessonReader::Settings LessonReader::read_settings(const QJsonObject& root) {
     const QString fields_what = QStringLiteral("run settings, as in a train --config file");
-    const SpecBlock base{
-        QStringLiteral("base"),
-        optional_object(root, QStringLiteral("base"), QStringLiteral("base"), fields_what)};
-    const bool has_gpu_block = root.contains(QStringLiteral("gpu"));
+    Settings settings;
+    settings.base = {.path = QStringLiteral("base"),
+                     .fields = optional_object(root, QStringLiteral("base"), QStringLiteral("base"),
+                                               fields_what)};
+    settings.has_gpu_block = root.contains(QStringLiteral("gpu"));
     const QJsonObject gpu =
         optional_object(root, QStringLiteral("gpu"), QStringLiteral("gpu"),
                         QStringLiteral("{\"base\": {...}, \"assessment\": {...}}, the setting "
                                        "used where GPUs are present"));
     check_keys(gpu, QStringLiteral("gpu"), gpu_keys);
-    const SpecBlock gpu_base{
-        QStringLiteral("gpu.base"),
-        optional_object(gpu, QStringLiteral("base"), QStringLiteral("gpu.base"), fields_what)};
-    const std::optional<Assessment> laptop_assessment =
-        read_assessment(root, QStringLiteral("assessment"));
-    const std::optional<Assessment> gpu_assessment =
-        read_assessment(gpu, QStringLiteral("gpu.assessment"));
+    settings.gpu_base = {.path = QStringLiteral("gpu.base"),
+                         .fields = optional_object(gpu, QStringLiteral("base"),
+                                                   QStringLiteral("gpu.base"), fields_what)};
+    settings.laptop_assessment = read_assessment(root, QStringLiteral("assessment"));
+    settings.gpu_assessment = read_assessment(gpu, QStringLiteral("gpu.assessment"));
+    return settings;
+}
 
-    // Each run as the laptop and as the GPU setting define it; both must be valid.
-    struct Candidate {
-        QString name;
-        QString path;
-        QJsonObject fields;
-    };
-    std::vector<Candidate> candidates;
+std::vector<LessonReader::RunEntry> LessonReader::read_runs(const QJsonObject& root) {
     const QJsonValue runs = root.value(QStringLiteral("runs"));
     const QString runs_what =
         QStringLiteral("a non-empty array of runs, each {\"name\": \"...\", and run settings}");
@@ -661,6 +724,7 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
                                "lessons")
                     .arg(runs.toArray().size())
                     .arg(most_runs_queued_at_once));
+    std::vector<RunEntry> entries;
     QSet<QString> names;
     const QJsonArray run_array =
         runs.toArray().size() > most_runs_queued_at_once ? QJsonArray() : runs.toArray();
@@ -683,78 +747,83 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
                     QStringLiteral("%1 names another run too: give each run its own name")
                         .arg(quoted_for_problem(trimmed, '"')));
         names.insert(trimmed);
-        candidates.push_back({trimmed, path, fields});
+        entries.push_back({trimmed, path, fields});
     }
+    return entries;
+}
 
-    std::vector<RunSpec> laptop_specs, gpu_specs;
-    for (const Candidate& run : candidates) {
-        const std::vector<SpecBlock> laptop_blocks{base, {run.path, run.fields}};
-        laptop_specs.push_back(build_spec(laptop_blocks));
-        validate(laptop_specs.back(), laptop_blocks, run.path);
-        if (has_gpu_block) {
-            const std::vector<SpecBlock> gpu_blocks{base, gpu_base, {run.path, run.fields}};
-            gpu_specs.push_back(build_spec(gpu_blocks));
-            gpu_specs.back().device = DeviceKind::Gpu;  // the GPU setting runs on the GPUs
-            validate(gpu_specs.back(), gpu_blocks, run.path);
+LessonReader::SettingSpecs LessonReader::build_setting_specs(const std::vector<RunEntry>& runs,
+                                                             const Settings& settings) {
+    SettingSpecs specs;
+    for (const RunEntry& run : runs) {
+        const std::vector<SpecBlock> laptop_blocks{settings.base, {run.path, run.fields}};
+        specs.laptop.push_back(build_spec(laptop_blocks));
+        validate(specs.laptop.back(), laptop_blocks, run.path);
+        if (settings.has_gpu_block) {
+            const std::vector<SpecBlock> gpu_blocks{
+                settings.base, settings.gpu_base, {run.path, run.fields}};
+            specs.gpu.push_back(build_spec(gpu_blocks));
+            specs.gpu.back().device = DeviceKind::Gpu;  // the GPU setting runs on the GPUs
+            validate(specs.gpu.back(), gpu_blocks, run.path);
         }
     }
+    return specs;
+}
 
-    // The GPU setting needs GPUs and its data (CIFAR-10 is in a folder the user names).
-    bool use_gpu = false;
-    if (has_gpu_block) {
-        QString why_not;
-        if (devices.gpus.empty()) {
-            why_not = devices.no_gpu_reason.empty()
-                          ? QStringLiteral("no GPU found")
-                          : QStringLiteral("no GPU: %1")
-                                .arg(QString::fromStdString(devices.no_gpu_reason));
-        } else {
-            for (const RunSpec& spec : gpu_specs) {
-                const std::string missing = data::dataset_folder_problem(dataset_request(spec));
-                if (!missing.empty()) {
-                    why_not = QStringLiteral(
-                                  "GPUs found, but not the GPU setting's data (%1): "
-                                  "set \"data_dir\" in gpu.base of a copy of the "
-                                  "lesson among your own lessons")
-                                  .arg(QString::fromStdString(missing));
-                    break;
-                }
-            }
-            int most = 0;
-            for (const RunSpec& spec : gpu_specs)
-                most = std::max(most, spec.devices);
-            if (why_not.isEmpty() && std::size_t(most) > devices.gpus.size())
-                why_not = QStringLiteral("the GPU setting needs %1 GPUs, this machine has %2")
-                              .arg(most)
-                              .arg(devices.gpus.size());
-        }
-        use_gpu = why_not.isEmpty();
-        const std::vector<RunSpec>& chosen = use_gpu ? gpu_specs : laptop_specs;
-        if (!chosen.empty())
-            lesson.setting_note =
-                use_gpu ? QStringLiteral("GPU setting: %1").arg(describe_setting(chosen[0], true))
-                        : QStringLiteral("laptop setting: %1; %2")
-                              .arg(describe_setting(chosen[0], false), why_not);
+QString LessonReader::why_not_gpu_setting(const std::vector<RunSpec>& gpu_specs,
+                                          const DeviceInventory& devices) {
+    if (devices.gpus.empty())
+        return devices.no_gpu_reason.empty()
+                   ? QStringLiteral("no GPU found")
+                   : QStringLiteral("no GPU: %1")
+                         .arg(QString::fromStdString(devices.no_gpu_reason));
+    for (const RunSpec& spec : gpu_specs) {
+        const std::string missing = data::dataset_folder_problem(dataset_request(spec));
+        if (!missing.empty())
+            return QStringLiteral(
+                       "GPUs found, but not the GPU setting's data (%1): "
+                       "set \"data_dir\" in gpu.base of a copy of the "
+                       "lesson among your own lessons")
+                .arg(QString::fromStdString(missing));
     }
+    int most = 0;
+    for (const RunSpec& spec : gpu_specs)
+        most = std::max(most, spec.devices);
+    if (std::size_t(most) > devices.gpus.size())
+        return QStringLiteral("the GPU setting needs %1 GPUs, this machine has %2")
+            .arg(most)
+            .arg(devices.gpus.size());
+    return {};
+}
 
-    lesson.assessment = use_gpu && gpu_assessment ? gpu_assessment : laptop_assessment;
-    for (std::size_t i = 0; i < candidates.size(); ++i) {
-        const Candidate& run = candidates[i];
-        RunSpec spec = use_gpu ? gpu_specs[i] : laptop_specs[i];
-        std::vector<SpecBlock> blocks{base, {run.path, run.fields}};
+QString LessonReader::setting_note(const std::vector<RunSpec>& chosen, bool use_gpu,
+                                   const QString& why_not) {
+    if (chosen.empty())
+        return {};
+    return use_gpu ? QStringLiteral("GPU setting: %1").arg(describe_setting(chosen[0], true))
+                   : QStringLiteral("laptop setting: %1; %2")
+                         .arg(describe_setting(chosen[0], false), why_not);
+}
+
+std::vector<LessonRun> LessonReader::chosen_runs(const std::vector<RunEntry>& runs,
+                                                 const Settings& settings,
+                                                 const std::vector<RunSpec>& chosen, bool use_gpu,
+                                                 const std::optional<Assessment>& assessment,
+                                                 LessonSize size) {
+    std::vector<LessonRun> lesson_runs;
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+        const RunEntry& run = runs[i];
+        RunSpec spec = chosen[i];
+        std::vector<SpecBlock> blocks{settings.base, {run.path, run.fields}};
         if (use_gpu)
-            blocks.insert(blocks.begin() + 1, gpu_base);
-        if (lesson.assessment)
-            apply_assessment(*lesson.assessment, spec, blocks, run.path);
+            blocks.insert(blocks.begin() + 1, settings.gpu_base);
+        if (assessment)
+            apply_assessment(*assessment, spec, blocks, run.path);
         if (size == LessonSize::Test)
             shrink_for_tests(spec);
-        lesson.runs.push_back({run.name, std::move(spec)});
+        lesson_runs.push_back({run.name, std::move(spec)});
     }
-    QStringList run_names;
-    for (const Candidate& run : candidates)
-        run_names.append(run.name);
-    lesson.claims = read_claims(root, run_names);
-    return lesson;
+    return lesson_runs;
 }
 
 }  // namespace
