@@ -79,14 +79,30 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     : QMainWindow(parent), runs_(runs), devices_(devices) {
     setWindowTitle(tr("ScaleLab"));
     setObjectName(QStringLiteral("MainWindow"));
+    buildExperimentDock();
+    buildCentralArea();
+    buildLogDock();
+    buildLessonDock();
+    buildStatusBar();
+    createActions();
+    createMenus();
+    connectRunsAndForm();
+    setFirstState();
+    updateActions();
+    updateStatus();
+    updateStoreStatus();
+}
 
+void MainWindow::buildExperimentDock() {
     form_ = new ExperimentForm(devices_);
     form_dock_ = new QDockWidget(tr("Experiment"), this);
     form_dock_->setObjectName(QStringLiteral("ExperimentDock"));
     form_dock_->setWidget(form_);
     form_dock_->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
     addDockWidget(Qt::LeftDockWidgetArea, form_dock_);
+}
 
+void MainWindow::buildCentralArea() {
     charts_ = new ChartGrid(runs_);
     scaling_ = new ScalingView(runs_);
     views_ = new QTabWidget;
@@ -115,7 +131,9 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     // The filter bar, the header and about five runs; the charts get the rest.
     splitter->setSizes({600, 240});
     setCentralWidget(splitter);
+}
 
+void MainWindow::buildLogDock() {
     log_ = new LogPane;
     log_dock_ = new QDockWidget(tr("Log"), this);
     log_dock_->setObjectName(QStringLiteral("LogDock"));
@@ -124,7 +142,9 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     // The engine's and the run controller's spdlog lines, from whichever thread logs them.
     auto* relay = new LogRelay(this);
     connect(relay, &LogRelay::lineLogged, log_, &LogPane::appendLine);
+}
 
+void MainWindow::buildLessonDock() {
     lesson_panel_ = new LessonPanel(runs_);
     lesson_dock_ = new QDockWidget(tr("Lesson"), this);
     lesson_dock_->setObjectName(QStringLiteral("LessonDock"));
@@ -133,7 +153,9 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     lesson_dock_->hide();
     connect(lesson_panel_, &LessonPanel::runLessonRequested, this, &MainWindow::runLesson);
     connect(lesson_panel_, &LessonPanel::viewRequested, this, &MainWindow::showView);
+}
 
+void MainWindow::buildStatusBar() {
     status_label_ = new QLabel;
     store_label_ = new QLabel;
     store_label_->setObjectName(QStringLiteral("storeStatus"));
@@ -143,10 +165,9 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     statusBar()->addPermanentWidget(store_label_);
     statusBar()->addPermanentWidget(separator);
     statusBar()->addPermanentWidget(status_label_);
+}
 
-    createActions();
-    createMenus();
-
+void MainWindow::connectRunsAndForm() {
     connect(form_, &ExperimentForm::startRequested, this, &MainWindow::startRun);
     connect(form_, &ExperimentForm::sweepRequested, this, &MainWindow::queueSweep);
     connect(form_, &ExperimentForm::validityChanged, this, [this] { updateActions(); });
@@ -166,7 +187,9 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     });
     connect(&runs_, &RunCollection::storeError, this,
             [this](const QString& message) { statusBar()->showMessage(message, 10000); });
+}
 
+void MainWindow::setFirstState() {
     form_->setSpec(defaultExperiment(devices_));
     // No screen at all (a display server without an output yet): the size for a large one.
     const QScreen* opened_on = screen();
@@ -174,9 +197,6 @@ MainWindow::MainWindow(RunCollection& runs, const DeviceInventory& devices, QWid
     // The log is for glancing at: a few lines, the charts and the table get the height.
     resizeDocks({log_dock_}, {110}, Qt::Vertical);
     resizeDocks({form_dock_, lesson_dock_}, {390, 340}, Qt::Horizontal);
-    updateActions();
-    updateStatus();
-    updateStoreStatus();
 }
 
 MainWindow::~MainWindow() = default;

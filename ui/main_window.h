@@ -118,6 +118,18 @@ class MainWindow : public QMainWindow {
     void closeEvent(QCloseEvent* event) override;
 
   private:
+    // The constructor's parts, in the order it calls them.
+    void buildExperimentDock();  // the form, docked on the left
+    // The views' tabs (charts, scaling, steps to target, time breakdown) above the filter bar
+    // and the run table.
+    void buildCentralArea();
+    void buildLogDock();     // the log pane, docked below, fed by the spdlog relay
+    void buildLessonDock();  // the lesson panel, docked on the right, hidden until a lesson
+    void buildStatusBar();   // the store's path and the runs' status
+    // What the form's, the table's and the runs' signals do to the window.
+    void connectRunsAndForm();
+    // The default experiment in the form, and the window's and docks' first sizes.
+    void setFirstState();
     void createActions();
     void createMenus();
     // Lists the shipped lessons and the user's own (re-read each time the menu opens, so that a

@@ -85,11 +85,19 @@ QString file_safe(const QString& name) {
 TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
     : QWidget(parent), runs_(runs) {
     setStyleSheet(QLatin1String(hint_style));
-
     empty_state_ =
         make_empty_state_label(tr("Time breakdown is measured for runs trained in this window. "
                                   "Start a run (with 2 or more devices to see communication)."));
+    buildControls();
+    buildBody();
+    buildPages();
+    connectControls();
+    followRuns();
+    setFontScale(1.0);
+    redrawNow();
+}
 
+void TimeBreakdownView::buildControls() {
     run_box_ = new QComboBox;
     run_box_->setObjectName(QStringLiteral("run"));
     run_box_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
@@ -124,23 +132,9 @@ TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
         tr("Saves the steps shown as a trace for chrome://tracing or "
            "ui.perfetto.dev: one track per device, each bucket's "
            "all-reduce a span."));
+}
 
-    auto* run_row = new QHBoxLayout;
-    run_row->addWidget(new QLabel(tr("Run:")));
-    run_row->addWidget(run_box_);
-    run_row->addStretch();
-    run_row->addWidget(export_button_);
-    auto* window_row = new QHBoxLayout;
-    window_row->addWidget(new QLabel(tr("Average over:")));
-    window_row->addWidget(last_button_);
-    window_row->addWidget(last_steps_);
-    window_row->addSpacing(8);
-    window_row->addWidget(range_button_);
-    window_row->addWidget(from_step_);
-    window_row->addWidget(new QLabel(tr("to")));
-    window_row->addWidget(to_step_);
-    window_row->addStretch();
-
+void TimeBreakdownView::buildBody() {
     notice_ = new QLabel;
     notice_->setObjectName(QStringLiteral("notice"));
     notice_->setAlignment(Qt::AlignCenter);
@@ -175,6 +169,24 @@ TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
     body_ = new QStackedWidget;
     body_->addWidget(notice_);
     body_->addWidget(chart_page_);
+}
+
+void TimeBreakdownView::buildPages() {
+    auto* run_row = new QHBoxLayout;
+    run_row->addWidget(new QLabel(tr("Run:")));
+    run_row->addWidget(run_box_);
+    run_row->addStretch();
+    run_row->addWidget(export_button_);
+    auto* window_row = new QHBoxLayout;
+    window_row->addWidget(new QLabel(tr("Average over:")));
+    window_row->addWidget(last_button_);
+    window_row->addWidget(last_steps_);
+    window_row->addSpacing(8);
+    window_row->addWidget(range_button_);
+    window_row->addWidget(from_step_);
+    window_row->addWidget(new QLabel(tr("to")));
+    window_row->addWidget(to_step_);
+    window_row->addStretch();
 
     content_ = new QWidget;
     auto* content_layout = new QVBoxLayout(content_);
@@ -190,7 +202,9 @@ TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(pages_);
+}
 
+void TimeBreakdownView::connectControls() {
     connect(run_box_, &QComboBox::activated, this,
             [this](int index) { setRun(run_box_->itemData(index).toInt()); });
     // Editing a window's fields chooses that window.
@@ -207,15 +221,15 @@ TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
     });
     connect(export_button_, &QPushButton::clicked, this,
             &TimeBreakdownView::exportTraceInteractively);
+}
 
+void TimeBreakdownView::followRuns() {
     redraw_timer_.setSingleShot(true);
     redraw_timer_.setInterval(redraw_interval_ms);
     connect(&redraw_timer_, &QTimer::timeout, this, &TimeBreakdownView::redrawNow);
     for (const auto signal : {&RunCollection::runAdded, &RunCollection::runChanged,
                               &RunCollection::curvesChanged, &RunCollection::runRemoved})
         connect(&runs_, signal, this, &TimeBreakdownView::scheduleRedraw);
-    setFontScale(1.0);
-    redrawNow();
 }
 
 TimeBreakdownView::~TimeBreakdownView() = default;

@@ -82,6 +82,17 @@ class TimeBreakdownView : public QWidget {
   private:
     enum class Window { LastSteps, Range };
 
+    // The constructor's parts, in the order it calls them.
+    // The run box, the averaging window's fields and its problem, the export button.
+    void buildControls();
+    // What shows a run: a notice, or the bars with their caption and hints.
+    void buildBody();
+    // The controls' two rows above the body, and the empty state in place of both.
+    void buildPages();
+    void connectControls();
+    // Redraws, at most every redraw_interval_ms, as the runs change.
+    void followRuns();
+
     void scheduleRedraw();
     // The runs offered in the run box: those with timings, and the one chosen.
     std::vector<int> offeredRuns() const;
