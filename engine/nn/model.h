@@ -11,7 +11,7 @@
 namespace scalelab::nn {
 
 // A replica: the layer graph plus its parameters, gradients and state in three flat device
-// buffers. Invariants (relied on by the optimiser and, later, the gradient reducer):
+// buffers. Invariants (relied on by the optimiser and the gradient reducer):
 //  - params and grads have the same length and layout: parameter p is the same segment of both;
 //  - segments are laid out in the order backward produces their gradients (last layer first),
 //    so a gradient bucket is one contiguous slice;

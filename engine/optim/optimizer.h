@@ -16,8 +16,11 @@ namespace scalelab::optim {
 // - Only floats inside a segment are read or written; padding between segments is left alone.
 // - `lr` is this step's learning rate, already scheduled and warmed up (LrSchedule) and scaled
 //   (LR scaling rules): the optimiser knows nothing about steps or epochs.
-// - The buffers are host memory for now. The GPU backend (a later issue) provides device
-//   implementations behind this same interface, so the trainer never knows which it has.
+// - The buffers are in the memory of the replica's backend, which makes its optimiser
+//   (Backend::optimizer): on CPU devices host memory, updated by this folder's optimisers
+//   (make_optimizer); on a GPU device memory, updated by the fused kernels of
+//   backend/cuda/module/fused_optimizers.h on the compute stream, behind this same interface,
+//   so the trainer never knows which it has.
 // - Per-parameter quantities (norms for LARS/LAMB/NovoGrad, decay exclusions) come from the
 //   segments and their roles, so new optimisers fit without changing this interface.
 class Optimizer {
