@@ -117,7 +117,11 @@ const std::vector<TrainFlag>& train_flags() {
                  options.name = value;
                  return {};
              }},
-            {{"tag", "TAG", "a tag for the run in the store; repeat for more tags", store, true},
+            {{.name = "tag",
+              .value_name = "TAG",
+              .help = "a tag for the run in the store; repeat for more tags",
+              .section = store,
+              .repeatable = true},
              [](const std::string& value, TrainOptions& options) -> std::string {
                  if (value.empty())
                      return "--tag needs a tag";

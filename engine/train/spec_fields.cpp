@@ -16,19 +16,19 @@ constexpr double largest_int = std::numeric_limits<int>::max();
 
 // Ranges by how they read: at_least(1) is [1, inf), whole numbers up to int's maximum.
 constexpr NumberRange from_to(double min, double max) {
-    return {min, max, false, false};
+    return {.min = min, .max = max};
 }
 constexpr NumberRange at_least(double min) {
-    return {min, infinity, false, false};
+    return {.min = min, .max = infinity};
 }
 constexpr NumberRange above(double min) {
-    return {min, infinity, true, false};
+    return {.min = min, .max = infinity, .min_open = true};
 }
 constexpr NumberRange fraction() {  // [0, 1)
-    return {0, 1, false, true};
+    return {.min = 0, .max = 1, .max_open = true};
 }
 constexpr NumberRange whole_from(int min) {
-    return {double(min), largest_int, false, false};
+    return {.min = double(min), .max = largest_int};
 }
 
 bool is_wrn(const RunSpec& s) {
@@ -151,10 +151,11 @@ std::vector<SpecField> make_fields() {
          from_to(1, 1024), "", nullptr, nullptr, {}},
         {"bucket_mb", &RunSpec::bucket_mb, G::Advanced, "bucket-mb", "Bucket size",
          "Gradient all-reduce bucket cap, as DDP's bucket_cap_mb", "MB",
-         NumberRange{0, 1024, true, false}, "", nullptr, nullptr, {}},
+         NumberRange{.min = 0, .max = 1024, .min_open = true}, "", nullptr, nullptr, {}},
         {"first_bucket_mb", &RunSpec::first_bucket_mb, G::Advanced, "first-bucket-mb",
          "First bucket", "Cap of the first bucket (the last layers' gradients), smaller so that "
-         "communication starts early", "MB", NumberRange{0, 1024, true, false}, "", nullptr, nullptr, {}},
+         "communication starts early", "MB", NumberRange{.min = 0, .max = 1024, .min_open = true},
+         "", nullptr, nullptr, {}},
         {"overlap", &RunSpec::overlap, G::Advanced, "no-overlap",
          "Overlap all-reduce with backward",
          "Reduce each bucket as soon as its gradients are ready (--no-overlap: after backward, to "
@@ -174,7 +175,8 @@ std::vector<SpecField> make_fields() {
          fraction(), "", nullptr, nullptr, {}},
         {"targets", &RunSpec::targets, G::Advanced, "targets", "Accuracy marks",
          "Validation accuracies whose first crossing (time, step, epoch, images) each run "
-         "records, at most 16", "", NumberRange{0, 1, true, false}, "", nullptr, nullptr,
+         "records, at most 16", "", NumberRange{.min = 0, .max = 1, .min_open = true}, "",
+         nullptr, nullptr,
          "0.85,0.9"},
         {"optimizer", &RunSpec::optimizer, G::Optimizer, "optimizer", "Optimizer",
          "sgd; LARS and LAMB (layer-wise trust ratios for large batches); NovoGrad; AdamW", "",
@@ -193,7 +195,8 @@ std::vector<SpecField> make_fields() {
          "Nesterov momentum; needs a momentum above 0", "", {}, "with sgd or LARS",
          has_momentum, nullptr, {}},
         {"weight_decay", &RunSpec::weight_decay, G::Optimizer, "weight-decay", "Weight decay",
-         "L2 penalty (decoupled for AdamW and NovoGrad); 0: none", "", at_least(0), "", nullptr, nullptr, {}},
+         "L2 penalty (decoupled for AdamW and NovoGrad); 0: none", "", at_least(0), "", nullptr,
+         nullptr, {}},
         {"decay_norm_and_bias", &RunSpec::decay_norm_and_bias, G::Advanced,
          "no-decay-norm-bias", "Weight decay on norm and bias",
          "Weight decay also on batch-norm and bias parameters (--no-decay-norm-bias: not on "
@@ -206,9 +209,11 @@ std::vector<SpecField> make_fields() {
         {"beta2", &RunSpec::beta2, G::Optimizer, "beta2", "Beta 2", "Second-moment decay", "",
          fraction(), "with LAMB, NovoGrad or AdamW", adam_family, nullptr, {}},
         {"eps", &RunSpec::eps, G::Optimizer, "eps", "Epsilon", "Added to the denominator", "",
-         NumberRange{0, 1, true, true}, "with LAMB, NovoGrad or AdamW", adam_family, nullptr, {}},
+         NumberRange{.min = 0, .max = 1, .min_open = true, .max_open = true},
+         "with LAMB, NovoGrad or AdamW", adam_family, nullptr, {}},
         {"trust_coefficient", &RunSpec::trust_coefficient, G::Optimizer, "trust-coefficient",
-         "Trust coefficient", "LARS eta; 0.001 is usual", "", NumberRange{0, 1, true, false},
+         "Trust coefficient", "LARS eta; 0.001 is usual", "", NumberRange{.min = 0, .max = 1,
+         .min_open = true},
          "with LARS", is_lars, nullptr, {}},
         {"larc", &RunSpec::larc, G::Optimizer, "larc", "LARC (clip to the global LR)",
          "The layer-wise learning rate never exceeds the global one (LARC)", "", {},
@@ -227,9 +232,11 @@ std::vector<SpecField> make_fields() {
          "How the learning rate changes over the epochs", "", {}, "", nullptr, nullptr, {}},
         {"gamma", &RunSpec::gamma, G::Schedule, "gamma", "Gamma",
          "Decay factor of step, multistep and exp (per epoch)", "",
-         NumberRange{0, 1, true, false}, "with step, multistep or exp", decays_by_gamma, nullptr, {}},
+         NumberRange{.min = 0, .max = 1, .min_open = true}, "with step, multistep or exp",
+         decays_by_gamma, nullptr, {}},
         {"step_epochs", &RunSpec::step_epochs, G::Schedule, "step-epochs", "Step every",
-         "Decay by gamma every this many epochs", "epochs", whole_from(1), "with step", is_step, nullptr, {}},
+         "Decay by gamma every this many epochs", "epochs", whole_from(1), "with step", is_step,
+         nullptr, {}},
         {"milestones", &RunSpec::milestones, G::Schedule, "milestones", "Milestones",
          "Decay by gamma at each of these epochs, e.g. 30,60", "epochs", at_least(1),
          "with multistep", is_multistep, nullptr, "30,60"},
@@ -237,7 +244,8 @@ std::vector<SpecField> make_fields() {
          "The floor cosine annealing ends at, at most lr", "", at_least(0), "with cosine",
          is_cosine, nullptr, {}},
         {"poly_power", &RunSpec::poly_power, G::Schedule, "poly-power", "Power",
-         "lr × (1 − t/T)^power", "", NumberRange{0, 10, true, false}, "with poly", is_poly, nullptr, {}},
+         "lr × (1 − t/T)^power", "", NumberRange{.min = 0, .max = 10, .min_open = true},
+         "with poly", is_poly, nullptr, {}},
         {"warmup", &RunSpec::warmup, G::Warmup, "warmup", "Kind",
          "gradual: linear per step; per-epoch: the same ramp once per epoch; constant: the "
          "start factor, then a jump to 1", "", {}, "", nullptr, nullptr, {}},
