@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -68,6 +69,19 @@ class FirstPaintProbe : public QObject {
     bool reported_ = false;
 };
 
+// Why the window cannot open here, or null: without a display Qt's default platform aborts
+// the program. QT_QPA_PLATFORM (offscreen, xcb, wayland) is the user's choice and left to Qt.
+const char* missing_display() {
+    const auto set = [](const char* name) {
+        const char* value = std::getenv(name);
+        return value != nullptr && *value != '\0';
+    };
+    if (set("QT_QPA_PLATFORM") || set("DISPLAY") || set("WAYLAND_DISPLAY"))
+        return nullptr;
+    return "no display to open the window on (DISPLAY is not set): run it in a desktop "
+           "session, under xvfb-run, or use scalelab-cli train";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,11 +89,11 @@ int main(int argc, char** argv) {
     QElapsedTimer since_start;
     since_start.start();
 
-    QApplication app(argc, argv);
-    QApplication::setApplicationName(QStringLiteral("ScaleLab"));
-    QApplication::setOrganizationName(QStringLiteral("ScaleLab"));
-    QApplication::setApplicationVersion(QStringLiteral(SCALELAB_VERSION));
-
+    // The flags are read before the window's application exists: --help, --version and a bad
+    // flag need no display (QApplication aborts without one).
+    QCoreApplication::setApplicationName(QStringLiteral("ScaleLab"));
+    QCoreApplication::setOrganizationName(QStringLiteral("ScaleLab"));
+    QCoreApplication::setApplicationVersion(QStringLiteral(SCALELAB_VERSION));
     QCommandLineParser parser;
     parser.setApplicationDescription(
         QStringLiteral("ScaleLab: design data-parallel training runs, watch them side by side."));
@@ -117,8 +131,24 @@ int main(int argc, char** argv) {
                        "--start, run it."),
         QStringLiteral("number|file"));
     parser.addOptions({config, theme, presenter, start, store, no_store, lesson, quit_after_paint});
-    parser.process(app);
-
+    QStringList arguments;
+    for (int i = 0; i < argc; ++i)
+        arguments.append(QString::fromLocal8Bit(argv[i]));
+    if (!parser.parse(arguments)) {
+        std::fprintf(stderr, "scalelab: %s\n", qPrintable(parser.errorText()));
+        return 2;
+    }
+    if (parser.isSet(QStringLiteral("help"))) {
+        // Without an application object Qt cannot name the program itself.
+        std::fputs(qPrintable(parser.helpText().replace(QStringLiteral("<executable_name>"),
+                                                        QStringLiteral("scalelab"))),
+                   stdout);
+        return 0;
+    }
+    if (parser.isSet(QStringLiteral("version"))) {
+        std::printf("scalelab %s\n", SCALELAB_VERSION);
+        return 0;
+    }
     const QString theme_name = parser.value(theme);
     if (theme_name != QStringLiteral("light") && theme_name != QStringLiteral("dark")) {
         std::fprintf(stderr, "scalelab: --theme must be light or dark, not '%s'\n",
@@ -129,6 +159,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "scalelab: give --store FILE or --no-store, not both\n");
         return 2;
     }
+
+    if (const char* problem = missing_display()) {
+        std::fprintf(stderr, "scalelab: %s\n", problem);
+        return 2;
+    }
+    QApplication app(argc, argv);
 
     const scalelab::DeviceInventory devices = scalelab::discover_devices();
     scalelab::RunController controller;

@@ -279,12 +279,15 @@ class DeviceRun {
         devices_of_rank_.host->abort("cancelled");
         if (devices_of_rank_.sync_bn)
             devices_of_rank_.sync_bn->abort("cancelled");
-        return ending(RunStatus::Cancelled, "cancelled at step " + std::to_string(step_), epoch);
+        // The state says "cancelled"; the message says where ("cancelled: stopped at step 235").
+        return ending(RunStatus::Cancelled, "stopped at step " + std::to_string(step_), epoch);
     }
 
     RunEnd finish() const {
-        return ending(RunStatus::Finished, "trained " + std::to_string(spec_.epochs) + " epochs",
-                      spec_.epochs);
+        return ending(
+            RunStatus::Finished,
+            "trained " + std::to_string(spec_.epochs) + (spec_.epochs == 1 ? " epoch" : " epochs"),
+            spec_.epochs);
     }
 
   private:

@@ -31,6 +31,31 @@ class TestGuiFlags : public QObject {
         QVERIFY2(err.endsWith(message) && !err.chopped(message.size()).contains("scalelab:"),
                  qPrintable(err));
     }
+
+    // --help needs no display; without one the window says so instead of aborting.
+    void help_and_a_missing_display_need_no_display() {
+        QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
+        for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
+            environment.remove(QLatin1String(name));
+        QProcess help;
+        help.setProcessEnvironment(environment);
+        help.start(QStringLiteral(SCALELAB_GUI_PATH), {QStringLiteral("--help")});
+        QVERIFY(help.waitForFinished(30'000));
+        QCOMPARE(help.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(help.exitCode(), 0);
+        const QString usage = QString::fromUtf8(help.readAllStandardOutput());
+        QVERIFY2(usage.startsWith("Usage: scalelab ") && usage.contains("--theme"),
+                 qPrintable(usage));
+
+        QProcess window;
+        window.setProcessEnvironment(environment);
+        window.start(QStringLiteral(SCALELAB_GUI_PATH), {QStringLiteral("--no-store")});
+        QVERIFY(window.waitForFinished(30'000));
+        QCOMPARE(window.exitStatus(), QProcess::NormalExit);
+        QCOMPARE(window.exitCode(), 2);
+        QVERIFY(QString::fromUtf8(window.readAllStandardError())
+                    .contains("scalelab: no display to open the window on"));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGuiFlags)

@@ -192,6 +192,20 @@ class TrainerTest : public QObject {
         QCOMPARE(int(sink.ends.size()), 1);
     }
 
+    // The end's message reads after its state: "finished: trained 1 epoch".
+    void a_finished_run_says_how_many_epochs_in_words() {
+        const auto data = synthetic(256, 64);
+        for (const int epochs : {1, 2}) {
+            RunSpec spec = small_spec("mlp");
+            spec.epochs = epochs;
+            RecordingSink sink;
+            const RunEnd end = Trainer(spec, data, sink).run();
+            QCOMPARE(end.status, RunStatus::Finished);
+            QCOMPARE(QString::fromStdString(end.message),
+                     epochs == 1 ? QString("trained 1 epoch") : QString("trained 2 epochs"));
+        }
+    }
+
     void cancel_from_another_thread_stops_within_a_step() {
         const auto data = synthetic(8192, 256);
         RunSpec spec = small_spec("cnn");
@@ -205,6 +219,8 @@ class TrainerTest : public QObject {
         const RunEnd end = trainer.run();
         canceller.join();
         QCOMPARE(end.status, RunStatus::Cancelled);
+        QVERIFY2(QString::fromStdString(end.message).startsWith("stopped at step "),
+                 end.message.c_str());
         QVERIFY(end.epoch < 50);
         QCOMPARE(int(sink.ends.size()), 1);
         QCOMPARE(sink.ends.front().status, RunStatus::Cancelled);
