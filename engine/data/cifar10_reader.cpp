@@ -22,8 +22,9 @@ constexpr const char* kTrainFiles[5] = {"data_batch_1.bin", "data_batch_2.bin", 
 constexpr const char* kTestFile = "test_batch.bin";
 
 constexpr const char* kAdvice =
-    "point --data at the folder of the CIFAR-10 binary version (cifar-10-binary.tar.gz, unpacked), "
-    "which holds data_batch_1.bin .. data_batch_5.bin and test_batch.bin";
+    "name the folder of the CIFAR-10 binary version (--data on the command line, Folder in the "
+    "window): cifar-10-binary.tar.gz unpacked, which holds data_batch_1.bin .. data_batch_5.bin "
+    "and test_batch.bin";
 
 [[noreturn]] void corrupt(const fs::path& path, const std::string& what) {
     throw Error(ErrorKind::DatasetCorrupt,

@@ -180,13 +180,14 @@ std::vector<std::uint8_t> read_labels(const std::string& path) {
 std::string missing_folder_advice(std::string_view what) {
     if (what == "fashion-mnist") {
         return "install it with `apt-get install dataset-fashion-mnist` (default folder "
-               "/usr/share/datasets/fashion-mnist) or point --data at a folder with the four "
-               "IDX files (train-images-idx3-ubyte, train-labels-idx1-ubyte, "
-               "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each optionally .gz)";
+               "/usr/share/datasets/fashion-mnist) or name the folder with the four IDX files "
+               "(--data on the command line, Folder in the window): train-images-idx3-ubyte, "
+               "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each "
+               "optionally .gz";
     }
-    return "point --data at a folder with the four IDX files (train-images-idx3-ubyte, "
-           "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each "
-           "optionally .gz)";
+    return "name the folder with the four IDX files (--data on the command line, Folder in the "
+           "window): train-images-idx3-ubyte, train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+           "t10k-labels-idx1-ubyte, each optionally .gz";
 }
 
 }  // namespace

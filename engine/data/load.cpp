@@ -36,13 +36,15 @@ std::string folder_of(const DatasetRequest& request) {
     }
     if (name == "mnist") {
         throw Error(ErrorKind::DatasetMissing,
-                    "mnist has no default folder: pass --data DIR, where DIR holds the four "
+                    "mnist has no default folder: name one (--data DIR on the command line, "
+                    "Folder in the window) that holds the four "
                     "MNIST IDX files train-images-idx3-ubyte, train-labels-idx1-ubyte, "
                     "t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte (each may be .gz)");
     }
     if (name == "cifar10") {
         throw Error(ErrorKind::DatasetMissing,
-                    "cifar10 has no default folder: pass --data DIR, where DIR holds the "
+                    "cifar10 has no default folder: name one (--data DIR on the command line, "
+                    "Folder in the window) that holds the "
                     "CIFAR-10 binary version's data_batch_1.bin .. data_batch_5.bin and "
                     "test_batch.bin");
     }

@@ -378,6 +378,9 @@ void TestExperimentForm::datasetFolderMustHoldTheFiles() {
     QVERIFY(!start->isEnabled());
     QVERIFY2(shown_problem(*form, "data_dir").contains("does not exist"),
              qPrintable(shown_problem(*form, "data_dir")));
+    // The advice names the form's field too, not only the command line's flag.
+    QVERIFY2(shown_problem(*form, "data_dir").contains("Folder in the window"),
+             qPrintable(shown_problem(*form, "data_dir")));
 
     QTemporaryDir dir;
     QVERIFY(dir.isValid());

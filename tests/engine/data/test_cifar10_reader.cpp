@@ -154,7 +154,7 @@ class TestCifar10Reader : public QObject {
         QVERIFY(write_plain(path("a-file"), {1, 2, 3}));
         const std::string not_a_folder = expect_error(path("a-file"), ErrorKind::DatasetMissing);
         QVERIFY2(contains(not_a_folder, "the cifar10 folder '" + path("a-file") +
-                                            "' is not a folder; point --data at the folder of "
+                                            "' is not a folder; name the folder of "
                                             "the CIFAR-10 binary version"),
                  not_a_folder.c_str());
 

@@ -270,10 +270,12 @@ class TestIdxReader : public QObject {
     void noFolderGiven() {
         const std::string msg =
             expect_error([&] { find_idx_files("", "mnist"); }, ErrorKind::DatasetMissing);
-        QCOMPARE(QString::fromStdString(msg),
-                 QString("no folder given for mnist; point --data at a folder with the four IDX "
-                         "files (train-images-idx3-ubyte, train-labels-idx1-ubyte, "
-                         "t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte, each optionally .gz)"));
+        QCOMPARE(
+            QString::fromStdString(msg),
+            QString("no folder given for mnist; name the folder with the four IDX files (--data "
+                    "on the command line, Folder in the window): train-images-idx3-ubyte, "
+                    "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, "
+                    "t10k-labels-idx1-ubyte, each optionally .gz"));
     }
 
     void unreadableFilesAreNamed() {
