@@ -4,6 +4,7 @@
 #include <QCommandLineParser>
 #include <QElapsedTimer>
 #include <QMessageBox>
+#include <QSettings>
 #include <QTimer>
 
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "run_controller.h"
 #include "run_store.h"
 #include "theme.h"
+#include "window_settings.h"
 
 namespace {
 
@@ -178,6 +180,15 @@ int main(int argc, char** argv) {
         window.installEventFilter(&probe);
 
     window.show();
+    // The window as it was left (size, split, theme unless --theme, the experiment), restored
+    // once it is laid out, and kept at quit. The bench flag starts from the defaults, as on a
+    // fresh machine.
+    QSettings settings;
+    if (!parser.isSet(quit_after_paint)) {
+        scalelab::restore_window_settings(window, settings, parser.isSet(theme));
+        QObject::connect(&app, &QCoreApplication::aboutToQuit, &window,
+                         [&] { scalelab::save_window_settings(window, settings); });
+    }
     // A store that cannot be opened is explained in a dialog over the window, which offers
     // another file, a new store, or going on without one.
     if (!parser.isSet(no_store))
