@@ -64,16 +64,22 @@ void make_damaged_store(const QString& path) {
 }
 
 // scalelab-cli as a user without root's right to write anything: tests run as root, for whom
-// a read-only file or folder is writable. nobody (65534) it is, then.
-testing::CliResult run_cli_unprivileged(const QStringList& args) {
+// a read-only file or folder is writable. nobody (65534) it is, then, running a copy of the
+// program in `folder` (nobody may not enter the build folder, under /root in CI, say).
+testing::CliResult run_cli_unprivileged(const QString& folder, const QStringList& args) {
     if (::geteuid() != 0)
         return run_cli(args);
+    const QString program = QDir(folder).filePath(QStringLiteral("scalelab-cli"));
+    if (!QFileInfo::exists(program) && !QFile::copy(QStringLiteral(SCALELAB_CLI_PATH), program))
+        return {};
+    QFile::setPermissions(program, QFile::ReadOwner | QFile::ExeOwner | QFile::ReadGroup |
+                                       QFile::ExeGroup | QFile::ReadOther | QFile::ExeOther);
     QProcess process;
     process.setChildProcessModifier([] {
         if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)
             ::_exit(99);
     });
-    process.start(QStringLiteral(SCALELAB_CLI_PATH), args);
+    process.start(program, args);
     process.closeWriteChannel();
     testing::CliResult result;
     if (!process.waitForFinished(60'000))
@@ -185,18 +191,18 @@ class TestStoreTrouble : public QObject {
 
         for (const QString& store_path : {file_store, folder_store}) {
             const testing::CliResult list =
-                run_cli_unprivileged({"runs", "list", "--store", store_path});
+                run_cli_unprivileged(shared.path(), {"runs", "list", "--store", store_path});
             QCOMPARE(list.exit_code, 0);
             QVERIFY2(list.out.contains(QStringLiteral("kept")), qPrintable(list.err));
         }
-        const testing::CliResult file_delete =
-            run_cli_unprivileged({"runs", "delete", "1", "--yes", "--store", file_store});
+        const testing::CliResult file_delete = run_cli_unprivileged(
+            shared.path(), {"runs", "delete", "1", "--yes", "--store", file_store});
         QCOMPARE(file_delete.exit_code, 2);
         QVERIFY2(file_delete.err.contains(
                      QStringLiteral("%1 is read-only: make it writable").arg(file_store)),
                  qPrintable(file_delete.err));
-        const testing::CliResult folder_delete =
-            run_cli_unprivileged({"runs", "delete", "1", "--yes", "--store", folder_store});
+        const testing::CliResult folder_delete = run_cli_unprivileged(
+            shared.path(), {"runs", "delete", "1", "--yes", "--store", folder_store});
         QCOMPARE(folder_delete.exit_code, 2);
         QVERIFY2(folder_delete.err.contains(
                      QStringLiteral("its folder %1 is read-only").arg(locked_folder)),
