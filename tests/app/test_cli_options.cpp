@@ -451,9 +451,8 @@ class TestCliOptions : public QObject {
     void out_of_range_whole_numbers_name_the_flag_and_the_range_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("problem");
-        QTest::newRow("epochs 0")
-            << QStringList{"--epochs", "0"}
-            << "--epochs expects a whole number of at least 1, got '0'";
+        QTest::newRow("epochs 0") << QStringList{"--epochs", "0"}
+                                  << "--epochs expects a whole number of at least 1, got '0'";
         QTest::newRow("epochs too large")
             << QStringList{"--epochs", "99999999999"}
             << "--epochs expects a whole number of at least 1, got '99999999999'";
@@ -677,16 +676,16 @@ class TestCliOptions : public QObject {
         QTest::newRow("log level")
             << QStringList{"--log-level", "loud"}
             << QString::fromStdString("--log-level expects " + log_level_names() + ", got 'loud'");
-        QTest::newRow("milestones") << QStringList{"--milestones", "30;60"}
-                                    << "--milestones expects whole numbers of at least 1 like 30,60, "
-                                       "got '30;60'";
+        QTest::newRow("milestones")
+            << QStringList{"--milestones", "30;60"}
+            << "--milestones expects whole numbers of at least 1 like 30,60, "
+               "got '30;60'";
         QTest::newRow("gpus") << QStringList{"--gpus", "0,one"}
                               << "--gpus expects whole numbers of at least 0 like 0,2, got '0,one'";
         QTest::newRow("device") << QStringList{"--device", "tpu"}
                                 << "--device expects one of cpu|gpu, got 'tpu'";
-        QTest::newRow("targets")
-            << QStringList{"--targets", "high"}
-            << "--targets expects numbers in (0, 1] like 0.85,0.9, got 'high'";
+        QTest::newRow("targets") << QStringList{"--targets", "high"}
+                                 << "--targets expects numbers in (0, 1] like 0.85,0.9, got 'high'";
         QTest::newRow("store") << QStringList{"--store", ""} << "--store needs a file name";
         QTest::newRow("name") << QStringList{"--name", ""} << "--name needs a name";
         QTest::newRow("tag") << QStringList{"--tag", ""} << "--tag needs a tag";
