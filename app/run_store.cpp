@@ -665,9 +665,9 @@ struct RunStore::Connection {
         return query.next() ? query.value(0) : QVariant();
     }
 
-    // Runs `body` in one write transaction: all of it is committed, or none.
-    template <typename Body>
-    void write(Body&& body) {
+    // Takes the write lock (waiting the busy timeout for another writer), or throws: Locked,
+    // or Corrupt and WriteFailed for a store that is never written.
+    void begin_writing() {
         if (damage)
             throw damaged_store(path, *damage);
         if (reading_only)
@@ -678,6 +678,12 @@ struct RunStore::Connection {
         if (const auto hook = store_write_hook.load(std::memory_order_acquire))
             hook(db);
         run(Statement::Begin, {});
+    }
+
+    // Runs `body` in one write transaction: all of it is committed, or none.
+    template <typename Body>
+    void write(Body&& body) {
+        begin_writing();
         try {
             body();
             run(Statement::Commit, {});
@@ -1016,8 +1022,8 @@ void RunStore::require_sound() {
 
 void RunStore::check_writable() const {
     Connection& c = *connection_;
-    c.write([] {});
-    --c.own_commits;  // nothing was committed
+    c.begin_writing();
+    c.statement(Statement::Rollback).exec();
 }
 
 QString readable_runs_text(const StoreDamage& damage) {
