@@ -1,6 +1,7 @@
 // scalelab-store-bench: the run store's figures against the targets of issue 7.
 //   fill     a store with N runs of S steps (5 per-step curves, 2 per-epoch curves),
 //   list     RunStore::open + list_runs() on it (the app's run list: within 1 s),
+//   check    the integrity check recording, import and export run first,
 //   load     load_record of one run (within 100 ms),
 //   record   a RunRecorder's cost on the trainer's thread, and the wall time of real short
 //            training runs with and without a recorder (under 2 %).
@@ -239,6 +240,10 @@ int main(int argc, char** argv) {
             median(open_list) * 1e3, *std::max_element(open_list.begin(), open_list.end()) * 1e3);
 
         auto store = RunStore::open(path);
+        // What every recording, import and export runs first (RunStore::check_integrity).
+        const double checking = seconds_of([&] { store->check_integrity(); });
+        std::printf("integrity check (PRAGMA quick_check): %.2f s, %.2f s per GB\n", checking,
+                    checking / (double(QFileInfo(path).size()) / 1e9));
         const std::vector<scalelab::StoredRun> stored = store->list_runs();
         std::vector<double> loads;
         std::size_t points = 0;
