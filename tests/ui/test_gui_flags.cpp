@@ -5,6 +5,28 @@
 #include <QProcess>
 #include <QtTest>
 
+namespace {
+
+struct Ended {
+    int exit_code = -1;  // -1: did not end normally within 30 s
+    QString out;
+    QString err;
+};
+
+// scalelab with `args` in `environment`, to its end.
+Ended run_gui(const QStringList& args,
+              const QProcessEnvironment& environment = QProcessEnvironment::systemEnvironment()) {
+    QProcess app;
+    app.setProcessEnvironment(environment);
+    app.start(QStringLiteral(SCALELAB_GUI_PATH), args);
+    if (!app.waitForFinished(30'000) || app.exitStatus() != QProcess::NormalExit)
+        return {};
+    return {app.exitCode(), QString::fromUtf8(app.readAllStandardOutput()),
+            QString::fromUtf8(app.readAllStandardError())};
+}
+
+}  // namespace
+
 class TestGuiFlags : public QObject {
     Q_OBJECT
 
@@ -21,13 +43,10 @@ class TestGuiFlags : public QObject {
     void bad_flags_exit_2_with_a_message() {
         QFETCH(QStringList, args);
         QFETCH(QString, message);
-        QProcess app;
-        app.start(QStringLiteral(SCALELAB_GUI_PATH), args);
-        QVERIFY(app.waitForFinished(30'000));
-        QCOMPARE(app.exitStatus(), QProcess::NormalExit);
-        QCOMPARE(app.exitCode(), 2);
+        const Ended app = run_gui(args);
+        QCOMPARE(app.exit_code, 2);
         // Qt may warn first (no XDG_RUNTIME_DIR): the message is the last line.
-        const QString err = QString::fromUtf8(app.readAllStandardError());
+        const QString& err = app.err;
         QVERIFY2(err.endsWith(message) && !err.chopped(message.size()).contains("scalelab:"),
                  qPrintable(err));
     }
@@ -37,24 +56,14 @@ class TestGuiFlags : public QObject {
         QProcessEnvironment environment = QProcessEnvironment::systemEnvironment();
         for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"})
             environment.remove(QLatin1String(name));
-        QProcess help;
-        help.setProcessEnvironment(environment);
-        help.start(QStringLiteral(SCALELAB_GUI_PATH), {QStringLiteral("--help")});
-        QVERIFY(help.waitForFinished(30'000));
-        QCOMPARE(help.exitStatus(), QProcess::NormalExit);
-        QCOMPARE(help.exitCode(), 0);
-        const QString usage = QString::fromUtf8(help.readAllStandardOutput());
-        QVERIFY2(usage.startsWith("Usage: scalelab ") && usage.contains("--theme"),
-                 qPrintable(usage));
+        const Ended help = run_gui({QStringLiteral("--help")}, environment);
+        QCOMPARE(help.exit_code, 0);
+        QVERIFY2(help.out.startsWith("Usage: scalelab ") && help.out.contains("--theme"),
+                 qPrintable(help.out));
 
-        QProcess window;
-        window.setProcessEnvironment(environment);
-        window.start(QStringLiteral(SCALELAB_GUI_PATH), {QStringLiteral("--no-store")});
-        QVERIFY(window.waitForFinished(30'000));
-        QCOMPARE(window.exitStatus(), QProcess::NormalExit);
-        QCOMPARE(window.exitCode(), 2);
-        QVERIFY(QString::fromUtf8(window.readAllStandardError())
-                    .contains("scalelab: no display to open the window on"));
+        const Ended window = run_gui({QStringLiteral("--no-store")}, environment);
+        QCOMPARE(window.exit_code, 2);
+        QVERIFY(window.err.contains("scalelab: no display to open the window on"));
     }
 };
 
