@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
     QElapsedTimer since_start;
     since_start.start();
 
-    // The flags are read before the window's application exists: --help, --version and a bad
-    // flag need no display (QApplication aborts without one).
+    // --help and --version are answered before the window's application exists, which aborts
+    // without a display; the other flags are read once it has taken Qt's own (-geometry).
     QCoreApplication::setApplicationName(QStringLiteral("ScaleLab"));
     QCoreApplication::setOrganizationName(QStringLiteral("ScaleLab"));
     QCoreApplication::setApplicationVersion(QStringLiteral(SCALELAB_VERSION));
@@ -136,10 +136,7 @@ int main(int argc, char** argv) {
     QStringList arguments;
     for (int i = 0; i < argc; ++i)
         arguments.append(QString::fromLocal8Bit(argv[i]));
-    if (!parser.parse(arguments)) {
-        std::fprintf(stderr, "scalelab: %s\n", qPrintable(parser.errorText()));
-        return 2;
-    }
+    parser.parse(arguments);  // Qt's own options are unknown here: process() below says the rest
     if (parser.isSet(QStringLiteral("help"))) {
         // Without an application object Qt cannot name the program itself.
         std::fputs(qPrintable(parser.helpText().replace(QStringLiteral("<executable_name>"),
@@ -151,6 +148,13 @@ int main(int argc, char** argv) {
         std::printf("scalelab %s\n", SCALELAB_VERSION);
         return 0;
     }
+    if (const char* problem = missing_display()) {
+        std::fprintf(stderr, "scalelab: %s\n", problem);
+        return 2;
+    }
+    QApplication app(argc, argv);
+    parser.process(app);
+
     const QString theme_name = parser.value(theme);
     if (theme_name != QStringLiteral("light") && theme_name != QStringLiteral("dark")) {
         std::fprintf(stderr, "scalelab: --theme must be light or dark, not '%s'\n",
@@ -161,12 +165,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "scalelab: give --store FILE or --no-store, not both\n");
         return 2;
     }
-
-    if (const char* problem = missing_display()) {
-        std::fprintf(stderr, "scalelab: %s\n", problem);
-        return 2;
-    }
-    QApplication app(argc, argv);
 
     const scalelab::DeviceInventory devices = scalelab::discover_devices();
     scalelab::RunController controller;

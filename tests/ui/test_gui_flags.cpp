@@ -36,6 +36,10 @@ class TestGuiFlags : public QObject {
         QTest::addColumn<QString>("message");
         QTest::newRow("theme") << QStringList{"--theme", "blue"}
                                << "scalelab: --theme must be light or dark, not 'blue'\n";
+        // Qt's own options (-platform, X11's -geometry) are Qt's, not unknown flags.
+        QTest::newRow("theme after -platform")
+            << QStringList{"-platform", "offscreen", "--theme", "blue"}
+            << "scalelab: --theme must be light or dark, not 'blue'\n";
         QTest::newRow("store and no store")
             << QStringList{"--store", "runs.sqlite", "--no-store"}
             << "scalelab: give --store FILE or --no-store, not both\n";
