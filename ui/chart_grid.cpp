@@ -347,6 +347,7 @@ void ChartGrid::setLogLoss(bool log) {
 void ChartGrid::setDarkTheme(bool dark) {
     for (auto& surface : charts_)
         surface->setDarkTheme(dark);
+    markAllDirty();  // run colours are the theme's
 }
 
 bool ChartGrid::setFontScale(double scale) {

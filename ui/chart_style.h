@@ -9,9 +9,10 @@ namespace scalelab {
 // What the charts (QtChartsSurface) and the time breakdown's bars (StackedBarsWidget) share,
 // so that the tabs look alike on screen and in exports.
 
-// White, or the dark theme's window colour.
+// The theme's base colour (the background of text fields and tables): white, or the dark
+// theme's near-black.
 inline QColor chart_background(bool dark) {
-    return dark ? dark_window_colour() : QColor(Qt::white);
+    return theme_palette(dark ? Theme::Dark : Theme::Light).color(QPalette::Base);
 }
 
 }  // namespace scalelab

@@ -3,6 +3,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDir>
+#include <QEvent>
 #include <QFile>
 #include <QFileDialog>
 #include <QFrame>
@@ -36,6 +37,7 @@
 #include "run_collection.h"
 #include "run_spec_json.h"
 #include "scaled_font.h"
+#include "theme.h"
 #include "train/dataset_request.h"
 #include "train/run_gpus.h"
 #include "train/run_spec.h"
@@ -159,21 +161,24 @@ QLabel* note(const QString& text, const char* role = nullptr) {
 // Each editor sits in a frame whose border turns red when the field has a problem. The frame,
 // not the editor, carries the border: a style-sheet border on a spin box or combo box replaces
 // the platform style's drawing of the whole widget, arrows included.
-constexpr int kFrameBorder = 1;  // the frame's border width in kStyle
-const char* const kStyle = R"(
-QLabel[role="problem"] { color: #d32f2f; }
-QLabel[role="warning"] { color: #b26a00; }
+constexpr int kFrameBorder = 1;  // the frame's border width in form_style()
+QString form_style(Theme theme) {
+    return QStringLiteral(R"(
+QLabel[role="problem"] { color: %1; }
+QLabel[role="warning"] { color: %2; }
 QLabel#effective_lr { font-weight: bold; }
 QFrame[role="field"] { border: 1px solid transparent; border-radius: 3px; }
-QFrame[role="field"][problem="true"] { border-color: #d32f2f; }
+QFrame[role="field"][problem="true"] { border-color: %1; }
 QToolButton#advanced { border: none; }
-)";
+)")
+        .arg(problem_colour(theme).name(), warning_colour(theme).name());
+}
 
 }  // namespace
 
 ExperimentForm::ExperimentForm(const DeviceInventory& inventory, QWidget* parent)
     : QWidget(parent), inventory_(inventory) {
-    setStyleSheet(QLatin1String(kStyle));
+    setStyleSheet(form_style(current_theme()));
 
     auto* content = new QWidget;
     auto* sections = new QVBoxLayout(content);
@@ -863,6 +868,17 @@ void ExperimentForm::setSpec(const RunSpec& spec) {
     globalBatchProblem_.clear();
     globalBatchFactors_.reset();
     refresh();
+}
+
+void ExperimentForm::changeEvent(QEvent* event) {
+    // apply_theme() polishes widgets under a style sheet again; the form's sheet then takes the
+    // new theme's colours (setting it sends StyleChange once more, which finds it unchanged).
+    if (event->type() == QEvent::StyleChange) {
+        const QString style = form_style(current_theme());
+        if (styleSheet() != style)
+            setStyleSheet(style);
+    }
+    QWidget::changeEvent(event);
 }
 
 void ExperimentForm::setAdvancedVisible(bool visible) {

@@ -88,6 +88,10 @@ class ExperimentForm : public QWidget {
     void validityChanged(bool valid);
     void specChanged();
 
+  protected:
+    // Takes the message colours of a new theme (see changeEvent in the .cpp).
+    void changeEvent(QEvent* event) override;
+
   private:
     // A problem and the field it belongs to ("" when it names none).
     struct Problem {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include <QEvent>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
@@ -12,6 +13,7 @@
 #include "run_collection.h"
 #include "run_palette.h"
 #include "scaled_font.h"
+#include "theme.h"
 
 namespace scalelab {
 
@@ -218,6 +220,12 @@ QString LessonPanel::resultFor(int runId) const {
     return parts.join(QStringLiteral(", "));
 }
 
+void LessonPanel::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange)
+        scheduleRefresh();
+    QWidget::changeEvent(event);
+}
+
 void LessonPanel::refreshNow() {
     refresh_timer_.stop();
     for (int row = 0; row < run_list_->topLevelItemCount(); ++row) {
@@ -227,16 +235,20 @@ void LessonPanel::refreshNow() {
         const int id = run_ids_[std::size_t(row)];
         const RunRecord* run = runs_.find(id);
         item->setText(0, run != nullptr ? run->name : item->text(0));
-        item->setForeground(0, run != nullptr ? QBrush(run_colour(run->colour)) : QBrush());
+        // A swatch of the run's colour beside its name in the text colour, as in the run
+        // table: a name in a light run colour would be hard to read.
+        item->setData(0, Qt::DecorationRole,
+                      run != nullptr ? QVariant(run_colour(run->colour)) : QVariant());
         item->setText(1, run != nullptr ? QString::fromUtf8(to_string(run->state)) : tr("removed"));
         const QString result = resultFor(id);
         item->setText(2, result);
         item->setToolTip(2, result);
         if (lesson_ && lesson_->assessment && run != nullptr) {
             const AssessmentOutcome outcome = verdict(id).outcome;
-            item->setForeground(2, outcome == AssessmentOutcome::Passed   ? QBrush(Qt::darkGreen)
-                                   : outcome == AssessmentOutcome::Failed ? QBrush(Qt::red)
-                                                                          : QBrush());
+            item->setForeground(
+                2, outcome == AssessmentOutcome::Passed   ? QBrush(success_colour(current_theme()))
+                   : outcome == AssessmentOutcome::Failed ? QBrush(problem_colour(current_theme()))
+                                                          : QBrush());
         }
     }
     showClaims();

@@ -56,6 +56,10 @@ class LessonPanel : public QWidget {
     // Re-reads the runs' states now instead of at the next timer tick.
     void refreshNow();
 
+  protected:
+    // Colours the runs and verdicts in a new theme's colours.
+    void changeEvent(QEvent* event) override;
+
   private:
     void scheduleRefresh();
     QString resultFor(int runId) const;

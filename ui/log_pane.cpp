@@ -1,6 +1,7 @@
 #include "log_pane.h"
 
 #include <QComboBox>
+#include <QEvent>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -12,15 +13,11 @@
 
 #include <spdlog/common.h>
 
+#include "theme.h"
+
 namespace scalelab {
 
-namespace {
-
-// Dark enough to read on the light theme, light enough on the dark one.
-const QColor warning_colour(0xc7, 0x7c, 0x02);
-const QColor error_line_colour(0xe0, 0x3c, 0x31);
-
-}  // namespace
+namespace {}  // namespace
 
 LogPane::LogPane(QWidget* parent) : QWidget(parent) {
     level_filter_ = new QComboBox;
@@ -89,10 +86,10 @@ void LogPane::appendToText(const Line& line) {
 
     QTextCharFormat format;
     if (line.level >= int(spdlog::level::err)) {
-        format.setForeground(error_line_colour);
+        format.setForeground(problem_colour(current_theme()));
         format.setFontWeight(QFont::Bold);
     } else if (line.level == int(spdlog::level::warn)) {
-        format.setForeground(warning_colour);
+        format.setForeground(warning_colour(current_theme()));
     }
     QTextCursor cursor(text_->document());
     cursor.movePosition(QTextCursor::End);
@@ -102,6 +99,12 @@ void LogPane::appendToText(const Line& line) {
 
     if (follow)
         scroll->setValue(scroll->maximum());
+}
+
+void LogPane::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange)
+        refilter();
+    QWidget::changeEvent(event);
 }
 
 void LogPane::refilter() {

@@ -31,6 +31,10 @@ class LogPane : public QWidget {
     void appendLine(int level, const QString& line);
     void clear();
 
+  protected:
+    // Writes the lines again in a new theme's colours.
+    void changeEvent(QEvent* event) override;
+
   private:
     struct Line {
         int level = 0;

@@ -2,21 +2,16 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QVBoxLayout>
 
 #include "run_palette.h"
+#include "theme.h"
 
 namespace scalelab {
-
-namespace {
-
-// The palette's red: readable on the light and the dark theme.
-const QColor invalid_filter_colour = run_colour(2);
-
-}  // namespace
 
 RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent), filter_(filter) {
     search_ = new QLineEdit;
@@ -57,9 +52,7 @@ RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent)
 
     error_ = new QLabel;
     error_->setObjectName(QStringLiteral("runSearchError"));
-    QPalette red = error_->palette();
-    red.setColor(QPalette::WindowText, invalid_filter_colour);
-    error_->setPalette(red);
+    colourError();
     error_->hide();
     connect(&filter_, &RunFilter::errorChanged, this, [this](const QString& error) {
         error_->setText(error);
@@ -110,6 +103,19 @@ void RunFilterBar::updateCount() {
     const int all = filter_.sourceModel()->rowCount();
     const int shown = filter_.rowCount();
     count_->setText(shown < all ? tr("%1 of %2 shown").arg(shown).arg(all) : QString());
+}
+
+void RunFilterBar::colourError() {
+    // Only the text's role is set, so that every other role follows the application's palette.
+    QPalette red;
+    red.setColor(QPalette::WindowText, problem_colour(current_theme()));
+    error_->setPalette(red);
+}
+
+void RunFilterBar::changeEvent(QEvent* event) {
+    if (event->type() == QEvent::PaletteChange)
+        colourError();
+    QWidget::changeEvent(event);
 }
 
 }  // namespace scalelab

@@ -29,9 +29,14 @@ class RunFilterBar : public QWidget {
     // The red message under the search box: empty while the pattern is valid.
     QString errorText() const;
 
+  protected:
+    // Colours the error in a new theme's red.
+    void changeEvent(QEvent* event) override;
+
   private:
     // Fills each field's box with the values the runs have now, keeping what is chosen.
     void fillFieldBoxes();
+    void colourError();
     void updateCount();
 
     RunFilter& filter_;

@@ -2,14 +2,33 @@
 
 #include <array>
 
+#include "chart_style.h"
+#include "colour_contrast.h"
+
 namespace scalelab {
 
+namespace {
+
+QColor background_of(Theme theme) {
+    return chart_background(theme == Theme::Dark);
+}
+
+}  // namespace
+
+QColor run_colour(int index, Theme theme) {
+    static constexpr std::array<QRgb, run_colour_count> bright = {
+        0x4477aa, 0xee6677, 0x228833, 0xccbb44, 0x66ccee, 0xaa3377, 0xbbbbbb, 0xe06000};
+    const auto slot = std::size_t(index < 0 ? -index : index) % bright.size();
+    return readable_on(QColor(bright[slot]), background_of(theme), graphics_contrast);
+}
+
 QColor run_colour(int index) {
-    static constexpr std::array<QRgb, 10> tableau10 = {0x4e79a7, 0xf28e2b, 0xe15759, 0x76b7b2,
-                                                       0x59a14f, 0xedc948, 0xb07aa1, 0xff9da7,
-                                                       0x9c755f, 0xbab0ac};
-    const auto slot = static_cast<std::size_t>(index < 0 ? -index : index) % tableau10.size();
-    return QColor(tableau10[slot]);
+    return run_colour(index, current_theme());
+}
+
+QColor run_text_colour(int index) {
+    const Theme theme = current_theme();
+    return readable_on(run_colour(index, theme), background_of(theme), text_contrast);
 }
 
 }  // namespace scalelab

@@ -7,15 +7,9 @@
 #include "run_collection.h"
 #include "run_palette.h"
 #include "run_table_model.h"
+#include "theme.h"
 
 namespace scalelab {
-
-namespace {
-
-// The palette's red: readable on the light and the dark theme.
-const QColor problem_colour = run_colour(2);
-
-}  // namespace
 
 RunTableStyleModel::RunTableStyleModel(const RunCollection& runs, QObject* parent)
     : QIdentityProxyModel(parent), runs_(runs) {}
@@ -44,7 +38,7 @@ QVariant RunTableStyleModel::data(const QModelIndex& index, int role) const {
             if (index.column() == RunTableModel::StatusColumn &&
                 (run->state == RunState::Failed || run->state == RunState::Diverged ||
                  run->state == RunState::Interrupted))
-                return problem_colour;
+                return problem_colour(current_theme());
             return text;
         default:
             return text;

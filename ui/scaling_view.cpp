@@ -231,6 +231,7 @@ void ScalingView::fillPointList() {
 
 void ScalingView::setDarkTheme(bool dark) {
     chart_->setDarkTheme(dark);
+    scheduleRedraw();  // run colours are the theme's
 }
 
 void ScalingView::setFontScale(qreal scale) {

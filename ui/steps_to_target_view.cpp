@@ -237,6 +237,7 @@ void StepsToTargetView::describeNotReached(bool any_run) {
 void StepsToTargetView::setDarkTheme(bool dark) {
     steps_chart_->setDarkTheme(dark);
     images_chart_->setDarkTheme(dark);
+    scheduleRedraw();  // run colours are the theme's
 }
 
 void StepsToTargetView::setFontScale(qreal scale) {

@@ -1,17 +1,34 @@
 #pragma once
 
+#include <QColor>
+#include <QPalette>
+
 class QApplication;
-class QColor;
 
 namespace scalelab {
 
 enum class Theme { Light, Dark };
 
-// Sets the Fusion style and a light or dark palette for the whole application (charts follow
-// through ChartGrid::setDarkTheme).
-void apply_theme(QApplication& app, Theme theme);
+// The colours of every widget in `theme`: Fusion's standard palette, or a dark one.
+QPalette theme_palette(Theme theme);
 
-// The dark theme's window colour, which the charts take for their background too.
-QColor dark_window_colour();
+// The theme a palette belongs to, from the lightness of its window colour; widgets that draw
+// their own colours (charts, message labels) ask it of the application's palette.
+Theme theme_of(const QPalette& palette);
+Theme current_theme();
+
+// Text colours for messages, readable on the theme's window and base colours (WCAG AA: a
+// contrast ratio of at least 4.5:1).
+QColor problem_colour(Theme theme);
+QColor warning_colour(Theme theme);
+QColor success_colour(Theme theme);
+
+// Gives the whole application `theme`: the Fusion style (once) and the theme's palette. Every
+// widget without a palette of its own follows the application's; widgets under a style sheet
+// keep the palette they were polished with (Qt does not re-polish them), so each of them is
+// polished again. Widgets that derive colours from the theme take them again on
+// QEvent::PaletteChange (the application's palette reaching them), or on QEvent::StyleChange
+// when under a style sheet.
+void apply_theme(QApplication& app, Theme theme);
 
 }  // namespace scalelab

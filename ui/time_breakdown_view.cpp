@@ -23,6 +23,7 @@
 #include "run_collection.h"
 #include "scaled_font.h"
 #include "stacked_bars_widget.h"
+#include "theme.h"
 
 namespace scalelab {
 
@@ -32,12 +33,15 @@ constexpr int max_last_steps = 1'000'000;
 
 // The hints sit in a tinted box with a coloured edge: amber when something stands out, green when
 // nothing does. Translucent tints read on the light and the dark palette alike.
-const char* const hint_style = R"(
+QString hint_style(Theme theme) {
+    return QStringLiteral(R"(
 QLabel#hint { border-left: 3px solid #e69f00; background: rgba(230, 159, 0, 0.12);
               padding: 6px 10px; }
 QLabel#hint[calm="true"] { border-left-color: #009e73; background: rgba(0, 158, 115, 0.10); }
-QLabel#windowProblem { color: #d32f2f; }
-)";
+QLabel#windowProblem { color: %1; }
+)")
+        .arg(problem_colour(theme).name());
+}
 
 QString capitalised(QString text) {
     if (!text.isEmpty())
@@ -84,7 +88,7 @@ QString file_safe(const QString& name) {
 
 TimeBreakdownView::TimeBreakdownView(RunCollection& runs, QWidget* parent)
     : QWidget(parent), runs_(runs) {
-    setStyleSheet(QLatin1String(hint_style));
+    setStyleSheet(hint_style(current_theme()));
     empty_state_ =
         make_empty_state_label(tr("Time breakdown is measured for runs trained in this window. "
                                   "Start a run (with 2 or more devices to see communication)."));
@@ -535,10 +539,7 @@ void TimeBreakdownView::exportTraceInteractively() {
 }
 
 void TimeBreakdownView::setDarkTheme(bool dark) {
-    // Widgets under a style sheet keep the palette they were polished with: polish them again
-    // with the application's new one.
-    setStyleSheet(QString());
-    setStyleSheet(QLatin1String(hint_style));
+    setStyleSheet(hint_style(dark ? Theme::Dark : Theme::Light));
     bars_->setDarkTheme(dark);
 }
 
