@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QSignalBlocker>
 #include <QSlider>
+#include <QToolBar>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -158,6 +159,7 @@ ChartGrid::ChartGrid(RunCollection& runs, QWidget* parent) : QWidget(parent), ru
     for (const ChartKind kind : all_chart_kinds) {
         charts_[int(kind)] = make_chart_surface(this);
         charts_[int(kind)]->setTitle(title(kind));
+        charts_[int(kind)]->widget()->setMinimumHeight(min_chart_height);
     }
     // B_simple spans orders of magnitude as training goes on.
     chart(ChartKind::NoiseScale).setLogY(true);
@@ -183,9 +185,8 @@ ChartGrid::ChartGrid(RunCollection& runs, QWidget* parent) : QWidget(parent), ru
 ChartGrid::~ChartGrid() = default;
 
 QWidget* ChartGrid::createControls() {
-    auto* controls = new QWidget;
-    auto* row = new QHBoxLayout(controls);
-    row->setContentsMargins(4, 4, 4, 0);
+    auto* controls = new QToolBar;
+    controls->setObjectName(QStringLiteral("chartControls"));
 
     x_axis_box_ = new QComboBox;
     for (const XAxis axis : {XAxis::Step, XAxis::Epoch, XAxis::Samples, XAxis::WallTime})
@@ -198,7 +199,7 @@ QWidget* ChartGrid::createControls() {
     smoothing_slider_ = new QSlider(Qt::Horizontal);
     smoothing_slider_->setRange(0, int(std::lround(max_smoothing * slider_steps)));
     smoothing_slider_->setValue(int(std::lround(smoothing_ * slider_steps)));
-    smoothing_slider_->setMinimumWidth(160);
+    smoothing_slider_->setMinimumWidth(120);
     smoothing_slider_->setToolTip(
         tr("Weight of TensorBoard's debiased exponential moving average (0: raw values)"));
     connect(smoothing_slider_, &QSlider::valueChanged, this,
@@ -227,17 +228,17 @@ QWidget* ChartGrid::createControls() {
         }
     });
 
-    row->addWidget(x_label);
-    row->addWidget(x_axis_box_);
-    row->addSpacing(16);
-    row->addWidget(smoothing_label);
-    row->addWidget(smoothing_slider_);
-    row->addWidget(smoothing_value_);
-    row->addSpacing(16);
-    row->addWidget(log_loss_box_);
-    row->addSpacing(16);
-    row->addWidget(noise_scale_box_);
-    row->addStretch(1);
+    // A tool bar rather than a row: on a narrow window the controls that do not fit move into
+    // its extension menu (») instead of widening the window.
+    controls->setIconSize(QSize(16, 16));
+    for (QWidget* control : std::initializer_list<QWidget*>{
+             x_label, x_axis_box_, nullptr, smoothing_label, smoothing_slider_, smoothing_value_,
+             nullptr, log_loss_box_, nullptr, noise_scale_box_}) {
+        if (control == nullptr)
+            controls->addSeparator();
+        else
+            controls->addWidget(control);
+    }
     return controls;
 }
 

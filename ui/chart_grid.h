@@ -71,6 +71,9 @@ class ChartGrid : public QWidget {
     static constexpr double default_smoothing = 0.6;
     static constexpr double max_smoothing = 0.99;
     static constexpr int redraw_interval_ms = 50;
+    // No chart is drawn shorter, whatever the window's size: below it the axes' labels crowd
+    // out the plot.
+    static constexpr int min_chart_height = 200;
 
     explicit ChartGrid(RunCollection& runs, QWidget* parent = nullptr);
     ~ChartGrid() override;

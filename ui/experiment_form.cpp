@@ -15,6 +15,7 @@
 #include <QLineEdit>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QStyle>
@@ -196,10 +197,13 @@ ExperimentForm::ExperimentForm(const DeviceInventory& inventory, QWidget* parent
     for (QGridLayout* grid : content->findChildren<QGridLayout*>())
         grid->setColumnMinimumWidth(0, caption_width);
 
-    auto* scroll = new QScrollArea;
-    scroll->setWidget(content);
-    scroll->setWidgetResizable(true);
-    scroll->setFrameShape(QFrame::NoFrame);
+    // Fields scroll up and down, never sideways: minimumSizeHint() keeps the form as wide as
+    // its widest row.
+    scroll_ = new QScrollArea;
+    scroll_->setWidget(content);
+    scroll_->setWidgetResizable(true);
+    scroll_->setFrameShape(QFrame::NoFrame);
+    scroll_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
 
     // Start stays in view below the scrolling fields, with whatever keeps it disabled.
     generalProblems_ = note({}, "problem");
@@ -215,7 +219,7 @@ ExperimentForm::ExperimentForm(const DeviceInventory& inventory, QWidget* parent
 
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
-    layout->addWidget(scroll, 1);
+    layout->addWidget(scroll_, 1);
     auto* footer = new QVBoxLayout;
     footer->setContentsMargins(9, 0, 9, 9);
     footer->addWidget(generalProblems_);
@@ -497,6 +501,9 @@ QWidget* ExperimentForm::buildDevicesGroup() {
     globalBatch_ = named(new QSpinBox, "global_batch");
     globalBatch_->setRange(kIntMin, kIntMax);
     countIn(globalBatch_, tr(" image"), tr(" images"));
+    // Read when committed (Enter, leaving the field, the arrows), not at each key: on the way
+    // to 256, "2" would set the batch per device to 1.
+    globalBatch_->setKeyboardTracking(false);
     connect(globalBatch_, &QSpinBox::valueChanged, this, &ExperimentForm::onGlobalBatchEdited);
     addRow(layout, tr("Global batch"), globalBatch_,
            tr("Devices × batch per device × accumulation: the images one optimizer step "
@@ -628,7 +635,8 @@ QWidget* ExperimentForm::buildAdvancedSection() {
     connect(advancedToggle_, &QToolButton::toggled, this, [this](bool open) {
         advancedToggle_->setArrowType(open ? Qt::DownArrow : Qt::RightArrow);
         advancedBody_->setVisible(open);
-        refresh();  // problems of hidden fields move between their field and the list
+        updateGeometry();  // its rows may be wider: the dock takes the new minimum width
+        refresh();         // problems of hidden fields move between their field and the list
     });
     column->addWidget(advancedToggle_);
     column->addWidget(advancedBody_);
@@ -870,6 +878,12 @@ void ExperimentForm::setSpec(const RunSpec& spec) {
     refresh();
 }
 
+QSize ExperimentForm::minimumSizeHint() const {
+    const int rows = scroll_->widget()->minimumSizeHint().width();
+    const int scroll_bar = scroll_->verticalScrollBar()->sizeHint().width();
+    return {rows + scroll_bar, QWidget::minimumSizeHint().height()};
+}
+
 void ExperimentForm::changeEvent(QEvent* event) {
     // apply_theme() polishes widgets under a style sheet again; the form's sheet then takes the
     // new theme's colours (setting it sends StyleChange once more, which finds it unchanged).
@@ -902,17 +916,22 @@ void ExperimentForm::onGlobalBatchEdited(int global) {
     } else if (per_batch < 1) {
         globalBatchProblem_ = tr("set the devices and accumulation first");
     } else if (global % per_batch != 0) {
+        // The multiples either side, as scalelab-cli --global-batch offers them.
+        const qint64 below = global / per_batch * per_batch;
+        const QString nearest = below >= 1 ? tr("%1 or %2").arg(below).arg(below + per_batch)
+                                           : QString::number(per_batch);
         globalBatchProblem_ =
             current.accumulation == 1
-                ? tr("%1 is not divisible by %2 devices; use a multiple of %2")
+                ? tr("%1 is not divisible by %2 devices; the nearest that are: %3")
                       .arg(global)
                       .arg(current.devices)
-                : tr("%1 is not divisible by %2 devices × %3 accumulation steps; use a "
-                     "multiple of %4")
+                      .arg(nearest)
+                : tr("%1 is not divisible by %2 devices × %3 accumulation steps; the nearest "
+                     "that are: %4")
                       .arg(global)
                       .arg(current.devices)
                       .arg(current.accumulation)
-                      .arg(per_batch);
+                      .arg(nearest);
     } else {
         globalBatchProblem_.clear();
         const int batch = int(global / per_batch);

@@ -22,6 +22,7 @@ class QGridLayout;
 class QLabel;
 class QLineEdit;
 class QPushButton;
+class QScrollArea;
 class QSpinBox;
 class QToolButton;
 
@@ -81,6 +82,10 @@ class ExperimentForm : public QWidget {
     // Reads such a file on top of the RunSpec defaults and shows it. A file that cannot be read,
     // does not parse or has a bad field leaves the form unchanged, and `error` names the field.
     bool loadConfig(const QString& path, QString* error);
+
+    // As wide as the widest row of fields (with the vertical scroll bar beside them), so that
+    // no field is ever cut off on the right.
+    QSize minimumSizeHint() const override;
 
   signals:
     void startRequested();
@@ -191,6 +196,7 @@ class ExperimentForm : public QWidget {
     void showProblems();
 
     DeviceInventory inventory_;
+    QScrollArea* scroll_ = nullptr;
     std::vector<FieldRow> rows_;
     std::map<FieldGroup, QGridLayout*> groupLayouts_;  // where each group's rows go
     std::vector<Binding> bindings_;

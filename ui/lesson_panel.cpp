@@ -79,9 +79,11 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     run_list_->setRootIsDecorated(false);
     run_list_->setSelectionMode(QAbstractItemView::NoSelection);
     run_list_->setWordWrap(true);
-    run_list_->header()->setSectionResizeMode(0, QHeaderView::ResizeToContents);
+    // The names and the results share the panel's width (wrapped, full text in the tooltip), so
+    // that a long run name never pushes the results out of a narrow panel.
+    run_list_->header()->setSectionResizeMode(0, QHeaderView::Stretch);
     run_list_->header()->setSectionResizeMode(1, QHeaderView::ResizeToContents);
-    run_list_->header()->setStretchLastSection(true);
+    run_list_->header()->setSectionResizeMode(2, QHeaderView::Stretch);
 
     auto* layout = new QVBoxLayout(this);
     layout->addWidget(title_);
@@ -235,6 +237,7 @@ void LessonPanel::refreshNow() {
         const int id = run_ids_[std::size_t(row)];
         const RunRecord* run = runs_.find(id);
         item->setText(0, run != nullptr ? run->name : item->text(0));
+        item->setToolTip(0, item->text(0));
         // A swatch of the run's colour beside its name in the text colour, as in the run
         // table: a name in a light run colour would be hard to read.
         item->setData(0, Qt::DecorationRole,

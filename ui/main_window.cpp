@@ -21,6 +21,7 @@
 #include <QToolBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <utility>
 
 #include "chart_export.h"
@@ -193,10 +194,41 @@ void MainWindow::setFirstState() {
     form_->setSpec(defaultExperiment(devices_));
     // No screen at all (a display server without an output yet): the size for a large one.
     const QScreen* opened_on = screen();
-    resize(firstSize(opened_on ? opened_on->availableGeometry().size() : QSize(1920, 1080)));
-    // The log is for glancing at: a few lines, the charts and the table get the height.
-    resizeDocks({log_dock_}, {110}, Qt::Vertical);
-    resizeDocks({form_dock_, lesson_dock_}, {390, 340}, Qt::Horizontal);
+    const QSize available = opened_on ? opened_on->availableGeometry().size() : QSize(1920, 1080);
+    resize(firstSize(available));
+    adaptTo(available);
+}
+
+bool MainWindow::compactLayoutFor(QSize available) {
+    return available.width() < 1280 || available.height() < 900;
+}
+
+void MainWindow::adaptTo(QSize available) {
+    const bool lesson_shown = lesson_dock_->isVisible();
+    if (compactLayoutFor(available)) {
+        for (QDockWidget* dock : {lesson_dock_, log_dock_}) {
+            addDockWidget(Qt::LeftDockWidgetArea, dock);
+            tabifyDockWidget(form_dock_, dock);
+        }
+        form_dock_->raise();
+    } else {
+        addDockWidget(Qt::RightDockWidgetArea, lesson_dock_);
+        addDockWidget(Qt::BottomDockWidgetArea, log_dock_);
+        // The log is for glancing at: a few lines, the charts and the table get the height.
+        resizeDocks({log_dock_}, {110}, Qt::Vertical);
+        resizeDocks({lesson_dock_}, {340}, Qt::Horizontal);
+    }
+    lesson_dock_->setVisible(lesson_shown);
+    // A compact screen gives the form what its widest row needs and the charts the rest.
+    const int form_width = form_->minimumSizeHint().width();
+    resizeDocks({form_dock_},
+                {compactLayoutFor(available) ? form_width : std::max(390, form_width)},
+                Qt::Horizontal);
+}
+
+void MainWindow::showExperiment() {
+    form_dock_->show();
+    form_dock_->raise();
 }
 
 MainWindow::~MainWindow() = default;

@@ -53,6 +53,17 @@ class MainWindow : public QMainWindow {
     // `available`: 1500x950, or less where the screen is smaller (a 1366x768 laptop, a 1024x768
     // projector), leaving room for the window manager's frame.
     static QSize firstSize(QSize available);
+    // Whether a screen whose free area is `available` is too small to show the form, a lesson,
+    // the log and the charts side by side: under 1280x900 (a 1024x768 projector, a 1366x768
+    // laptop).
+    static bool compactLayoutFor(QSize available);
+    // Arranges the docks for a screen whose free area is `available`. On a compact screen the
+    // lesson and the log share the left column with the experiment, as tabs, so that the charts
+    // and the table keep the width and the height; otherwise the lesson sits on the right and
+    // the log at the bottom. The user may move them afterwards (saved with the window state).
+    void adaptTo(QSize available);
+    // Brings the experiment form to the front of its dock area (its tab on a compact screen).
+    void showExperiment();
 
     ExperimentForm& form() { return *form_; }
     ChartGrid& charts() { return *charts_; }

@@ -42,6 +42,15 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
     verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 12);
     horizontalHeader()->setHighlightSections(false);
     setColumnWidths();
+    setColumnHidden(RunTableModel::ConfigurationColumn, true);
+    // The key figures right after the name and the status: the time to target follows them.
+    horizontalHeader()->moveSection(
+        horizontalHeader()->visualIndex(RunTableModel::TimeToTargetColumn),
+        horizontalHeader()->visualIndex(RunTableModel::EfficiencyColumn));
+    horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
+            &RunTableView::chooseColumns);
+    connect(&runs_, &RunCollection::runChanged, this, &RunTableView::followStartedRun);
 
     rename_action_ = addRunAction(tr("&Rename"), QStringLiteral("renameAction"));
     rename_action_->setShortcut(Qt::Key_F2);
@@ -106,6 +115,37 @@ void RunTableView::updateTagsColumn() {
     setColumnHidden(RunTableModel::TagsColumn, !tagged);
 }
 
+void RunTableView::chooseColumns(const QPoint& at) {
+    QMenu menu(this);
+    for (int column = 0; column < model()->columnCount(); ++column) {
+        if (column == RunTableModel::NameColumn)
+            continue;
+        QAction* shown = menu.addAction(model()->headerData(column, Qt::Horizontal).toString());
+        shown->setCheckable(true);
+        shown->setChecked(!isColumnHidden(column));
+        connect(shown, &QAction::toggled, this,
+                [this, column](bool on) { setColumnHidden(column, !on); });
+    }
+    menu.exec(horizontalHeader()->mapToGlobal(at));
+}
+
+QByteArray RunTableView::saveColumns() const {
+    return horizontalHeader()->saveState();
+}
+
+bool RunTableView::restoreColumns(const QByteArray& state) {
+    return horizontalHeader()->restoreState(state);
+}
+
+void RunTableView::followStartedRun(int id) {
+    const RunRecord* run = runs_.find(id);
+    if (run == nullptr || run->state != RunState::Running || !followed_.insert(id).second)
+        return;
+    const QModelIndex row = indexOfRun(id, RunTableModel::NameColumn);
+    if (row.isValid())
+        scrollTo(row);
+}
+
 QAction* RunTableView::addRunAction(const QString& text, const QString& objectName) {
     auto* action = new QAction(text, this);
     action->setObjectName(objectName);
@@ -118,9 +158,10 @@ QAction* RunTableView::addRunAction(const QString& text, const QString& objectNa
 void RunTableView::setColumnWidths() {
     const QFontMetrics metrics = fontMetrics();
     const auto fit = [&](const QString& sample) { return metrics.horizontalAdvance(sample) + 28; };
-    setColumnWidth(RunTableModel::NameColumn, fit(QStringLiteral("sweep 10 (baseline)")) + 56);
+    setColumnWidth(RunTableModel::NameColumn, fit(QStringLiteral("sweep 10 (baseline)")) + 30);
     setColumnWidth(RunTableModel::TagsColumn, fit(QStringLiteral("week 2, lars")));
-    setColumnWidth(RunTableModel::StatusColumn, fit(QStringLiteral("running · 100% · ETA 10:00")));
+    // The status is elided past this; its tool tip has the whole message.
+    setColumnWidth(RunTableModel::StatusColumn, fit(QStringLiteral("running · 100%")));
     setColumnWidth(RunTableModel::BestAccuracyColumn, fit(QStringLiteral("0.912 (+0.013)")));
     setColumnWidth(RunTableModel::TimeToTargetColumn,
                    fit(QStringLiteral("0.90 in 41.2 s (epoch 3, −3.1 s)")));

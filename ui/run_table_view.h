@@ -2,6 +2,7 @@
 
 #include <QTableView>
 
+#include <set>
 #include <vector>
 
 class QAction;
@@ -15,7 +16,10 @@ class RunTableStyleModel;
 
 // The run table: one row per run of a RunTableModel that its RunFilter lets through, the run's
 // colour in front of its name, a progress bar in the status column, rows selected whole (one or
-// several). The tags column is shown while some run has tags.
+// several). The tags column is shown while some run has tags. The key columns (name, status,
+// best accuracy, images/s, scaling efficiency) come first in view; the configuration column is
+// hidden at first (every cell's tooltip has the configuration) and the header's context menu
+// shows or hides any column but the name. A run that starts is scrolled into view.
 //
 // The context menu (and the table's keyboard shortcuts: F2 renames, Delete deletes) acts on the
 // selected runs: rename in place, edit tags, set or clear the baseline and start a new
@@ -39,6 +43,11 @@ class RunTableView : public QTableView {
     void selectRun(int id);
     void selectRuns(const std::vector<int>& ids);
 
+    // The columns the user chose to show and their widths and order, for the window's settings;
+    // restoreColumns() takes them back (false, changing nothing, for bytes it cannot read).
+    QByteArray saveColumns() const;
+    bool restoreColumns(const QByteArray& state);
+
   public slots:
     // Starts editing the run's name in place.
     void renameRun(int id);
@@ -56,6 +65,12 @@ class RunTableView : public QTableView {
   protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
 
+  private slots:
+    // The header's menu: a check box for each column but the name.
+    void chooseColumns(const QPoint& at);
+    // Scrolls to a run when it starts, so that a sweep adding rows below stays followed.
+    void followStartedRun(int id);
+
   private:
     QAction* addRunAction(const QString& text, const QString& objectName);
     void updateActions();
@@ -69,6 +84,7 @@ class RunTableView : public QTableView {
     RunTableModel& model_;
     RunFilter* filter_ = nullptr;
     RunTableStyleModel* style_model_ = nullptr;
+    std::set<int> followed_;  // runs scrolled to when they started, each once
 
     QAction* rename_action_ = nullptr;
     QAction* tags_action_ = nullptr;

@@ -8,6 +8,7 @@
 #include "experiment_form.h"
 #include "main_window.h"
 #include "run_spec_json.h"
+#include "run_table_view.h"
 #include "theme.h"
 
 namespace scalelab {
@@ -18,6 +19,7 @@ namespace {
 const QString geometry_key = QStringLiteral("window/geometry");
 const QString state_key = QStringLiteral("window/state");
 const QString splitter_key = QStringLiteral("window/charts_table_split");
+const QString table_columns_key = QStringLiteral("table/columns");
 const QString theme_key = QStringLiteral("window/theme");
 const QString experiment_key = QStringLiteral("form/experiment");
 
@@ -34,6 +36,7 @@ void save_window_settings(MainWindow& window, QSettings& settings) {
         if (QSplitter* splitter = charts_table_splitter(window))
             settings.setValue(splitter_key, splitter->saveState());
     }
+    settings.setValue(table_columns_key, window.table().saveColumns());
     settings.setValue(theme_key, window.theme() == Theme::Dark ? QStringLiteral("dark")
                                                                : QStringLiteral("light"));
     settings.setValue(experiment_key,
@@ -46,6 +49,7 @@ void restore_window_settings(MainWindow& window, QSettings& settings, bool keep_
     window.restoreState(settings.value(state_key).toByteArray());
     if (QSplitter* splitter = charts_table_splitter(window))
         splitter->restoreState(settings.value(splitter_key).toByteArray());
+    window.table().restoreColumns(settings.value(table_columns_key).toByteArray());
     const QString theme = settings.value(theme_key).toString();
     if (!keep_theme && (theme == QLatin1String("dark") || theme == QLatin1String("light")))
         window.setTheme(theme == QLatin1String("dark") ? Theme::Dark : Theme::Light);

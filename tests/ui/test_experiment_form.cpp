@@ -11,6 +11,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
+#include <QToolButton>
 #include <QWheelEvent>
 #include <QtTest>
 
@@ -58,6 +59,12 @@ void type(QWidget* editor, const QString& text) {
     QTest::keyClick(editor, Qt::Key_A, Qt::ControlModifier);
     QTest::keyClick(editor, Qt::Key_Backspace);
     QTest::keyClicks(editor, text);
+}
+
+// Types `text` and presses Enter: what commits a field read on commit (the global batch).
+void commit(QWidget* editor, const QString& text) {
+    type(editor, text);
+    QTest::keyClick(editor, Qt::Key_Return);
 }
 
 void choose(QWidget* editor, const QString& entry) {
@@ -162,6 +169,7 @@ class TestExperimentForm : public QObject {
     void everyRunSpecFieldHasANamedEditor();
     void everyRowTakesItsLabelHelpAndShownWhenFromTheTable();
     void devicesAndBatchGiveTheGlobalBatch();
+    void globalBatchIsReadWhenCommitted();
     void effectiveLrFollowsTheScalingRule();
     void indivisibleGlobalBatchIsMarkedAndChangesNothing();
     void badEntryDisablesStartUntilFixed_data();
@@ -175,7 +183,7 @@ class TestExperimentForm : public QObject {
     void moreDevicesThanCoresWarns();
     void gpuInventoryLimitsDevices();
     void wheelChangesOnlyAFocusedField();
-    void aNarrowFormScrollsSideways();
+    void aFormAtItsMinimumWidthCutsNoField();
     void gpusWithoutAGpuSayWhy();
     void sweepExpandsDevicesOutermost();
     void badSweepEntryIsMarked();
@@ -248,7 +256,7 @@ void TestExperimentForm::devicesAndBatchGiveTheGlobalBatch() {
     type(form->field("batch"), "64");
     QCOMPARE(value_of(form->field("global_batch")), 256);
 
-    type(form->field("global_batch"), "512");
+    commit(form->field("global_batch"), "512");
     QCOMPARE(value_of(form->field("batch")), 128);
     QCOMPARE(form->spec().batch, 128);
     QCOMPARE(form->spec().devices, 4);
@@ -257,10 +265,27 @@ void TestExperimentForm::devicesAndBatchGiveTheGlobalBatch() {
     // Accumulation multiplies in too, and a global batch must then fit it as well.
     type(form->field("accumulation"), "2");
     QCOMPARE(value_of(form->field("global_batch")), 1024);
-    type(form->field("global_batch"), "1004");  // divisible by 4 devices, not by 4 x 2
-    QVERIFY2(form->fieldProblem("global_batch").contains("multiple of 8"),
+    commit(form->field("global_batch"), "1004");  // divisible by 4 devices, not by 4 x 2
+    QVERIFY2(form->fieldProblem("global_batch").contains("the nearest that are: 1000 or 1008"),
              qPrintable(form->fieldProblem("global_batch")));
     QCOMPARE(form->spec().batch, 128);
+}
+
+void TestExperimentForm::globalBatchIsReadWhenCommitted() {
+    auto form = shown_form();
+    type(form->field("devices"), "2");
+    type(form->field("batch"), "64");
+    // On the way to 255 the field holds 2 and 25: nothing changes while typing.
+    type(form->field("global_batch"), "255");
+    QCOMPARE(value_of(form->field("batch")), 64);
+    QVERIFY(form->fieldProblem("global_batch").isEmpty());
+    QTest::keyClick(form->field("global_batch"), Qt::Key_Return);
+    QCOMPARE(value_of(form->field("batch")), 64);
+    QVERIFY2(form->fieldProblem("global_batch").contains("the nearest that are: 254 or 256"),
+             qPrintable(form->fieldProblem("global_batch")));
+    commit(form->field("global_batch"), "256");
+    QCOMPARE(value_of(form->field("batch")), 128);
+    QVERIFY(form->fieldProblem("global_batch").isEmpty());
 }
 
 void TestExperimentForm::effectiveLrFollowsTheScalingRule() {
@@ -294,10 +319,10 @@ void TestExperimentForm::indivisibleGlobalBatchIsMarkedAndChangesNothing() {
     QPushButton* start = button(*form, "start");
     QVERIFY(start->isEnabled());
 
-    type(form->field("global_batch"), "100");
+    commit(form->field("global_batch"), "100");
     const QString problem = form->fieldProblem("global_batch");
     QVERIFY2(problem.contains("3 devices"), qPrintable(problem));
-    QVERIFY2(problem.contains("multiple of 3"), qPrintable(problem));
+    QVERIFY2(problem.contains("the nearest that are: 99 or 102"), qPrintable(problem));
     QCOMPARE(shown_problem(*form, "global_batch"), problem);
     QCOMPARE(form->field("global_batch")->property("problem").toBool(), true);
     QCOMPARE(form->field("global_batch")->toolTip(), problem);
@@ -306,7 +331,7 @@ void TestExperimentForm::indivisibleGlobalBatchIsMarkedAndChangesNothing() {
     QCOMPARE(run_spec_to_json(form->spec()), before);
     QCOMPARE(value_of(form->field("batch")), 32);
 
-    type(form->field("global_batch"), "192");
+    commit(form->field("global_batch"), "192");
     QCOMPARE(form->spec().batch, 64);
     QVERIFY(form->fieldProblem("global_batch").isEmpty());
     QCOMPARE(form->field("global_batch")->property("problem").toBool(), false);
@@ -629,18 +654,38 @@ void TestExperimentForm::wheelChangesOnlyAFocusedField() {
     QVERIFY(form->spec().lr > before.lr);
 }
 
-// On a small screen the dock can be narrower than the fields: they scroll sideways instead of
-// being cut off at the right, where the spin boxes' arrows and the Browse button are.
-void TestExperimentForm::aNarrowFormScrollsSideways() {
+// The form never scrolls sideways: its minimum width is that of its widest row, so that a dock
+// at that width shows every field whole (spin box arrows, the Browse button), Advanced open too.
+void TestExperimentForm::aFormAtItsMinimumWidthCutsNoField() {
     auto form = shown_form();
     auto* scroll = form->findChild<QScrollArea*>();
     QVERIFY(scroll);
-    QVERIFY(!scroll->horizontalScrollBar()->isVisible());
-    form->resize(200, 900);
-    QTRY_VERIFY(scroll->horizontalScrollBar()->isVisible());
-    QVERIFY(scroll->horizontalScrollBar()->maximum() > 0);
-    QCOMPARE(scroll->viewport()->width() + scroll->horizontalScrollBar()->maximum(),
-             scroll->widget()->width());
+    const auto cut_off = [&] {
+        QStringList cut;
+        for (QWidget* editor : scroll->widget()->findChildren<QWidget*>()) {
+            if (editor->objectName().isEmpty() || !editor->isVisibleTo(form.get()))
+                continue;
+            if (editor->mapTo(scroll->viewport(), QPoint(editor->width(), 0)).x() >
+                scroll->viewport()->width())
+                cut << editor->objectName();
+        }
+        return cut.join(QStringLiteral(", "));
+    };
+    form->resize(form->minimumSizeHint().width(), 700);
+    QTest::qWait(20);
+    QVERIFY2(cut_off().isEmpty(), qPrintable(cut_off()));
+    auto* advanced = form->findChild<QToolButton*>(QStringLiteral("advanced"));
+    QVERIFY(advanced);
+    advanced->click();
+    QTest::qWait(20);
+    form->resize(form->minimumSizeHint().width(), 700);
+    QTest::qWait(20);
+    QVERIFY2(cut_off().isEmpty(), qPrintable(cut_off()));
+    QCOMPARE(scroll->horizontalScrollBar()->maximum(), 0);
+    // The check sees a cut: narrower than the minimum, the widest row is cut off.
+    form->resize(form->minimumSizeHint().width() - 80, 700);
+    QTest::qWait(20);
+    QVERIFY(!cut_off().isEmpty());
 }
 
 void TestExperimentForm::gpuInventoryLimitsDevices() {

@@ -64,6 +64,42 @@ class TestRunTableView : public QObject {
         runs_.reset();
     }
 
+    void theKeyColumnsComeFirstAndTheRestCanBeChosen() {
+        // The configuration is in every cell's tooltip, not a column, until the user shows it.
+        QVERIFY(view_->isColumnHidden(RunTableModel::ConfigurationColumn));
+        const QModelIndex name = view_->model()->index(0, RunTableModel::NameColumn);
+        QVERIFY(name.data(Qt::ToolTipRole).toString().contains(QStringLiteral("cnn")));
+        const QByteArray before = view_->saveColumns();
+        view_->setColumnHidden(RunTableModel::ConfigurationColumn, false);
+        view_->setColumnHidden(RunTableModel::NotesColumn, true);
+        const QByteArray chosen = view_->saveColumns();
+        QVERIFY(view_->restoreColumns(before));
+        QVERIFY(view_->isColumnHidden(RunTableModel::ConfigurationColumn));
+        QVERIFY(!view_->isColumnHidden(RunTableModel::NotesColumn));
+        QVERIFY(view_->restoreColumns(chosen));
+        QVERIFY(!view_->isColumnHidden(RunTableModel::ConfigurationColumn));
+        QVERIFY(view_->isColumnHidden(RunTableModel::NotesColumn));
+    }
+
+    void aRunThatStartsIsScrolledIntoView() {
+        for (int i = 0; i < 30; ++i)
+            runs_->add(fixture_run(fixture_spec(1), QStringLiteral("queued %1").arg(i), 10, {}));
+        RunRecord last = fixture_run(fixture_spec(2), "last", 10, {});
+        last.state = RunState::Running;
+        const int id = runs_->add(last);
+        QTest::qWait(20);
+        const auto row_in_view = [this](const QString& name) {
+            const QModelIndexList found = view_->model()->match(
+                view_->model()->index(0, RunTableModel::NameColumn), Qt::EditRole, name);
+            return !found.isEmpty() &&
+                   view_->viewport()->rect().contains(view_->visualRect(found.front()).center());
+        };
+        QVERIFY(!row_in_view(QStringLiteral("last")));
+        runs_->setVisible(id, false);  // any change of a running run
+        QTest::qWait(20);
+        QVERIFY(row_in_view(QStringLiteral("last")));
+    }
+
     void names_carry_the_run_colour() {
         const QModelIndex name = view_->model()->index(1, RunTableModel::NameColumn);
         QCOMPARE(name.data(Qt::DecorationRole).value<QColor>(),

@@ -8,6 +8,8 @@
 #include <QtTest>
 
 #include "experiment_form.h"
+#include "run_table_model.h"
+#include "run_table_view.h"
 #include "theme.h"
 #include "window_settings.h"
 #include "window_test_support.h"
@@ -42,6 +44,9 @@ class TestWindowSettings : public QObject {
             // Not the default split (3 to 1), so that restoring it shows.
             QVERIFY2(saved[0] < 2 * saved[1],
                      qPrintable(QString("%1 %2").arg(saved[0]).arg(saved[1])));
+            // The user showed the configuration and hid the notes.
+            first.window.table().setColumnHidden(RunTableModel::ConfigurationColumn, false);
+            first.window.table().setColumnHidden(RunTableModel::NotesColumn, true);
             QSettings settings(settings_path(), QSettings::IniFormat);
             save_window_settings(first.window, settings);
         }
@@ -59,6 +64,8 @@ class TestWindowSettings : public QObject {
         QCOMPARE(second.window.size(), QSize(1100, 1000));
         const QList<int> sizes = qobject_cast<QSplitter*>(second.window.centralWidget())->sizes();
         QCOMPARE(sizes, saved);
+        QVERIFY(!second.window.table().isColumnHidden(RunTableModel::ConfigurationColumn));
+        QVERIFY(second.window.table().isColumnHidden(RunTableModel::NotesColumn));
 
         // A --theme given on the command line wins over the remembered one.
         WindowUnderTest third;
@@ -76,6 +83,9 @@ class TestWindowSettings : public QObject {
         restore_window_settings(window.window, settings, false);
         QCOMPARE(window.window.theme(), Theme::Light);
         QCOMPARE(window.window.form().spec().lr, before.lr);
+        settings.setValue(QStringLiteral("table/columns"), QByteArray("not a header"));
+        QVERIFY(!window.window.table().restoreColumns(QByteArray("not a header")));
+        QVERIFY(window.window.table().isColumnHidden(RunTableModel::ConfigurationColumn));
     }
 };
 
