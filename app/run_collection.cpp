@@ -7,10 +7,15 @@
 #include <set>
 
 #include "run_store.h"
+#include "run_summary.h"
 
 namespace scalelab {
 
 namespace {
+
+// A name told apart by its differing settings stays this short (a legend line); a longer one
+// falls back to "(repeat N)".
+constexpr qsizetype max_told_apart_name = 120;
 
 // Copies what the store's list says about a run into its record; true when anything shown
 // changed.
@@ -141,11 +146,26 @@ void RunCollection::insert(RunRecord record) {
     emit runAdded(id);
 }
 
-QString RunCollection::unique_name(const QString& name) const {
+QString RunCollection::unique_name(const QString& name, const RunSpec* spec) const {
     // Names are unique, so that legends, exports and the table can be read without colours.
-    QString unique = name;
+    if (!nameTaken(name))
+        return name;
+    QString told_apart = name;
+    if (const RunRecord* named = findNamed(name); spec != nullptr && named != nullptr) {
+        QStringList differences;
+        for (const auto& [key, value] : differing_settings(*spec, named->spec))
+            differences.append(QStringLiteral("%1 %2").arg(key, value));
+        // Three differences at most, and a name that still fits a legend.
+        const QString longer =
+            QStringLiteral("%1, %2").arg(name, differences.mid(0, 3).join(QStringLiteral(", ")));
+        if (!differences.isEmpty() && longer.size() <= max_told_apart_name)
+            told_apart = longer;
+    }
+    const QString repeat_format =
+        spec != nullptr ? QStringLiteral("%1 (repeat %2)") : QStringLiteral("%1 (%2)");
+    QString unique = told_apart;
     for (int repeat = 2; nameTaken(unique); ++repeat)
-        unique = QStringLiteral("%1 (%2)").arg(name).arg(repeat);
+        unique = repeat_format.arg(told_apart).arg(repeat);
     return unique;
 }
 
@@ -171,7 +191,7 @@ std::vector<int> RunCollection::enqueue(const std::vector<RunSpec>& specs,
         const QString name = i < names.size() ? names[i].trimmed() : QString();
         if (store_ != nullptr) {
             try {
-                record.name = name.isEmpty() ? QString() : unique_name(name);
+                record.name = name.isEmpty() ? QString() : unique_name(name, &record.spec);
                 const std::int64_t store_id = store_->create_run(record.spec, record.name);
                 record.id = int(store_id);
                 if (name.isEmpty()) {  // the store named it "run <id>", unless that is taken
@@ -188,13 +208,14 @@ std::vector<int> RunCollection::enqueue(const std::vector<RunSpec>& specs,
             }
         } else {
             record.id = next_id_++;
-            record.name = name.isEmpty() ? default_name(record.id) : unique_name(name);
+            record.name =
+                name.isEmpty() ? default_name(record.id) : unique_name(name, &record.spec);
         }
         ids.push_back(record.id);
         queued.push_back(record.spec);
         insert(std::move(record));
     }
-    const std::vector<int> controller_ids = controller_.enqueue(queued, store_ids);
+    const std::vector<int> controller_ids = controller_.enqueue(queued, store_ids, ids);
     for (std::size_t i = 0; i < ids.size(); ++i)
         by_controller_id_[controller_ids[i]] = ids[i];
     return ids;
@@ -202,7 +223,7 @@ std::vector<int> RunCollection::enqueue(const std::vector<RunSpec>& specs,
 
 int RunCollection::add(RunRecord record) {
     const QString name = record.name.trimmed();
-    record.name = name.isEmpty() ? QString() : unique_name(name);
+    record.name = name.isEmpty() ? QString() : unique_name(name, &record.spec);
     record.curves_loaded = true;
     if (store_ != nullptr) {
         try {
@@ -472,6 +493,12 @@ void RunCollection::report_store_error(const QString& what, const std::exception
     const QString message = QStringLiteral("%1: %2").arg(what, QString::fromUtf8(error.what()));
     spdlog::error("{}", message.toStdString());
     emit storeError(message);
+}
+
+const RunRecord* RunCollection::findNamed(const QString& name) const {
+    const auto named = std::find_if(runs_.begin(), runs_.end(),
+                                    [&](const auto& entry) { return entry.second.name == name; });
+    return named == runs_.end() ? nullptr : &named->second;
 }
 
 bool RunCollection::nameTaken(const QString& name) const {

@@ -114,10 +114,14 @@ class RunCollection : public QObject {
     void insert(RunRecord record);
     // Takes a run out without touching the store.
     void forget(int id);
-    QString unique_name(const QString& name) const;
+    // `name`, or when a run has it: with `spec`, `name` and what tells the run apart from that one
+    // ("cnn, 2 dev × 128, lr 0.1, optimizer adam"), and "(repeat N)" after it when the
+    // settings are the same; without, "name (N)".
+    QString unique_name(const QString& name, const RunSpec* spec = nullptr) const;
     // "run <id>", made unique.
     QString default_name(int id) const;
     bool nameTaken(const QString& name) const;
+    const RunRecord* findNamed(const QString& name) const;
     // Whether the run is queued or running on this collection's controller.
     bool runs_here(int id) const;
     // Whether the run was removed while it ran here and leaves the store once it has ended.

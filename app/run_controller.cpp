@@ -23,29 +23,32 @@ namespace {
 // in another thread only posts an event, so the trainer never waits on the GUI.
 class SignalSink final : public MetricsSink {
   public:
-    SignalSink(RunController& controller, int id) : controller_(controller), id_(id) {}
+    // Signals carry the controller's `id`; log lines name the run by `shown_id`.
+    SignalSink(RunController& controller, int id, int shown_id)
+        : controller_(controller), id_(id), shown_id_(shown_id) {}
 
     void on_start(const RunInfo& info) override {
         spdlog::info(
             "run {}: {} device(s) x {} thread(s), global batch {}, {} steps per epoch, "
             "{} parameters",
-            id_, info.devices, info.threads_per_device, info.global_batch, info.steps_per_epoch,
-            info.parameters);
+            shown_id_, info.devices, info.threads_per_device, info.global_batch,
+            info.steps_per_epoch, info.parameters);
         for (const std::string& warning : info.warnings)
-            spdlog::warn("run {}: {}", id_, warning);
+            spdlog::warn("run {}: {}", shown_id_, warning);
         emit controller_.runStarted(id_, info);
     }
     void on_step(const StepMetrics& step) override { emit controller_.stepReported(id_, step); }
     void on_epoch(const EpochMetrics& epoch) override {
         spdlog::info("run {}: epoch {}: train loss {:.4f}, val accuracy {:.4f}, {:.0f} images/s",
-                     id_, epoch.epoch, epoch.train_loss, epoch.val_accuracy, epoch.images_per_s);
+                     shown_id_, epoch.epoch, epoch.train_loss, epoch.val_accuracy,
+                     epoch.images_per_s);
         emit controller_.epochReported(id_, epoch);
     }
     void on_end(const RunEnd& end) override {
         const auto level = end.status == RunStatus::Failed || end.status == RunStatus::Diverged
                                ? spdlog::level::warn
                                : spdlog::level::info;
-        spdlog::log(level, "run {} {} at step {}{}{}", id_, to_string(end.status), end.step,
+        spdlog::log(level, "run {} {} at step {}{}{}", shown_id_, to_string(end.status), end.step,
                     end.message.empty() ? "" : ": ", end.message);
         emit controller_.runEnded(id_, end);
     }
@@ -53,6 +56,7 @@ class SignalSink final : public MetricsSink {
   private:
     RunController& controller_;
     int id_;
+    int shown_id_;
 };
 
 RunEnd ended(RunStatus status, std::string message) {
@@ -134,7 +138,8 @@ int RunController::start(const RunSpec& spec, std::int64_t store_id) {
 }
 
 std::vector<int> RunController::enqueue(std::vector<RunSpec> specs,
-                                        std::vector<std::int64_t> store_ids) {
+                                        std::vector<std::int64_t> store_ids,
+                                        std::vector<int> shown_ids) {
     std::vector<int> ids;
     if (specs.empty())
         return ids;
@@ -143,8 +148,11 @@ std::vector<int> RunController::enqueue(std::vector<RunSpec> specs,
         for (std::size_t i = 0; i < specs.size(); ++i) {
             const int id = next_id_++;
             const std::int64_t store_id = i < store_ids.size() ? store_ids[i] : 0;
-            queue_.push_back(
-                Job{id, std::move(specs[i]), store_id != 0 ? store_path_ : QString(), store_id});
+            queue_.push_back(Job{.id = id,
+                                 .spec = std::move(specs[i]),
+                                 .store_path = store_id != 0 ? store_path_ : QString(),
+                                 .store_id = store_id,
+                                 .shown_id = i < shown_ids.size() ? shown_ids[i] : id});
             ids.push_back(id);
         }
     }
@@ -165,10 +173,12 @@ bool RunController::cancel_if_running(int id) {
 void RunController::stop(int id) {
     bool removed = false;
     bool cancelled = false;
+    int shown_id = id;
     {
         std::lock_guard lock(mutex_);
         if (cancel_if_running(id)) {
             cancelled = true;
+            shown_id = current_shown_;
         } else {
             const auto it = std::find_if(queue_.begin(), queue_.end(),
                                          [id](const Job& job) { return job.id == id; });
@@ -179,7 +189,7 @@ void RunController::stop(int id) {
         }
     }
     if (cancelled)
-        spdlog::info("run {}: stopping before its next step", id);
+        spdlog::info("run {}: stopping before its next step", shown_id);
     if (removed) {
         emit runEnded(id, ended(RunStatus::Cancelled, "removed from the queue before it started"));
         emit queueChanged();
@@ -235,6 +245,7 @@ void RunController::work() {
             job = std::move(queue_.front());
             queue_.pop_front();
             current_ = job.id;
+            current_shown_ = job.shown_id;
             cancel_current_ = false;
         }
         emit queueChanged();
@@ -267,7 +278,7 @@ void RunController::train(const Job& job, const data::TrainTest& data, MetricsSi
 
 void RunController::execute(const Job& job) {
     const auto fail = [&](const std::string& message) {
-        spdlog::error("run {} failed: {}", job.id, message);
+        spdlog::error("run {} failed: {}", job.shown_id, message);
         emit runEnded(job.id, ended(RunStatus::Failed, message));
     };
     try {
@@ -280,7 +291,7 @@ void RunController::execute(const Job& job) {
             return;
         }
 
-        spdlog::info("run {}: loading {}", job.id, job.spec.dataset);
+        spdlog::info("run {}: loading {}", job.shown_id, job.spec.dataset);
         const data::TrainTest data = data::load_dataset(dataset_request(job.spec));
         bool cancelled = false;
         {
@@ -292,14 +303,15 @@ void RunController::execute(const Job& job) {
             return;
         }
 
-        SignalSink signal_sink(*this, job.id);
+        SignalSink signal_sink(*this, job.id, job.shown_id);
         if (job.store_id == 0) {
             train(job, data, signal_sink);
             return;
         }
         // From the recorder's thread, when a write to the store fails.
-        const auto stop_unrecorded = [this, id = job.id](const QString& reason) {
-            spdlog::error("run {}: recording failed, stopping the run: {}", id,
+        const auto stop_unrecorded = [this, id = job.id,
+                                      shown = job.shown_id](const QString& reason) {
+            spdlog::error("run {}: recording failed, stopping the run: {}", shown,
                           reason.toStdString());
             std::lock_guard lock(mutex_);
             cancel_if_running(id);

@@ -74,8 +74,11 @@ class RunController : public QObject {
     // (and a store path), the run is recorded into the store under that id.
     int start(const RunSpec& spec, std::int64_t store_id = 0);
     // Queues runs (a sweep) to run one after another in this order; returns their ids.
-    // `store_ids` is empty (nothing recorded) or holds one store id per spec.
-    std::vector<int> enqueue(std::vector<RunSpec> specs, std::vector<std::int64_t> store_ids = {});
+    // `store_ids` is empty (nothing recorded) or holds one store id per spec. `shown_ids` are the
+    // numbers the runs are shown under (the run table's, the store's): the log names each run by
+    // it, so that "run 7" in the log is run 7 in the table; empty: the controller's ids.
+    std::vector<int> enqueue(std::vector<RunSpec> specs, std::vector<std::int64_t> store_ids = {},
+                             std::vector<int> shown_ids = {});
     // Cancels the run with this id if it is running (it ends as Cancelled before its next step)
     // or removes it from the queue (runEnded with Cancelled at once). Unknown or finished ids
     // are ignored.
@@ -108,6 +111,7 @@ class RunController : public QObject {
         RunSpec spec;
         QString store_path;  // empty: not recorded
         std::int64_t store_id = 0;
+        int shown_id = 0;  // the number the log names the run by
     };
 
     void work();
@@ -126,6 +130,7 @@ class RunController : public QObject {
     QString store_path_;  // the controller's thread only
     int next_id_ = 1;
     int current_ = 0;              // the running run, 0 when none
+    int current_shown_ = 0;        // its shown id
     bool cancel_current_ = false;  // stop() reached the running run
     Trainer* trainer_ = nullptr;   // the running run's trainer, once constructed
     std::function<void(Trainer&)> trainer_hook_;

@@ -106,13 +106,21 @@ QString configuration_summary(const RunSpec& spec, DeviceDetail devices) {
     return parts.join(separator);
 }
 
-QString non_default_settings(const RunSpec& spec) {
+std::vector<std::pair<QString, QString>> differing_settings(const RunSpec& spec,
+                                                            const RunSpec& reference) {
     const QJsonObject values = run_spec_to_json(spec);
-    const QJsonObject defaults = run_spec_to_json(RunSpec{});
-    QStringList lines;
+    const QJsonObject others = run_spec_to_json(reference);
+    std::vector<std::pair<QString, QString>> differing;
     for (const QString& key : run_spec_json_keys())
-        if (values.value(key) != defaults.value(key))
-            lines.append(QStringLiteral("%1: %2").arg(key, json_value_text(values.value(key))));
+        if (values.value(key) != others.value(key))
+            differing.emplace_back(key, json_value_text(values.value(key)));
+    return differing;
+}
+
+QString non_default_settings(const RunSpec& spec) {
+    QStringList lines;
+    for (const auto& [key, value] : differing_settings(spec, RunSpec{}))
+        lines.append(QStringLiteral("%1: %2").arg(key, value));
     return lines.join(QLatin1Char('\n'));
 }
 

@@ -2,6 +2,9 @@
 
 #include <QString>
 
+#include <utility>
+#include <vector>
+
 #include "train/run_spec.h"
 
 namespace scalelab {
@@ -15,6 +18,11 @@ enum class DeviceDetail { Included, Omitted };
 // warm-up 2 epochs" (threads for CPU devices only). With DeviceDetail::Omitted: "cnn ·
 // fashion-mnist · 128 per device · 1 thread per device · sgd lr 0.1 (linear) · ...".
 QString configuration_summary(const RunSpec& spec, DeviceDetail devices = DeviceDetail::Included);
+
+// The settings of `spec` that differ from those of `reference`, as (key, value) pairs keyed as in
+// the JSON config file, in the file's order.
+std::vector<std::pair<QString, QString>> differing_settings(const RunSpec& spec,
+                                                            const RunSpec& reference);
 
 // The settings of `spec` that differ from RunSpec's defaults, one "key: value" line each, keyed
 // as in the JSON config file; empty when every setting is the default.

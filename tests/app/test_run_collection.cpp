@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <vector>
 
+#include <spdlog/sinks/ringbuffer_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "run_collection.h"
 #include "short_runs.h"
 
@@ -141,6 +144,29 @@ class TestRunCollection : public QObject {
         QVERIFY(runs.find(a) == nullptr);
     }
 
+    void theLogNamesARunByItsIdInTheTable() {
+        RunController controller;
+        RunCollection runs(controller);
+        // Two runs added without the controller: the collection's ids run ahead of its.
+        runs.add(record_with_val_accuracy({0.5}));
+        runs.add(record_with_val_accuracy({0.5}));
+        const auto sink = std::make_shared<spdlog::sinks::ringbuffer_sink_mt>(64);
+        spdlog::default_logger()->sinks().push_back(sink);
+        const int id = runs.start(short_synthetic_run(1), QStringLiteral("third"));
+        QTRY_VERIFY_WITH_TIMEOUT(ended(runs, id), 60000);
+        spdlog::default_logger()->sinks().pop_back();
+        QCOMPARE(id, 3);
+        const std::vector<std::string> lines = sink->last_formatted();
+        const auto names = [&lines](const std::string& prefix) {
+            return std::any_of(lines.begin(), lines.end(), [&](const std::string& line) {
+                return line.find(prefix) != std::string::npos;
+            });
+        };
+        QVERIFY(names("run 3: loading"));
+        QVERIFY(names("run 3 finished at step"));
+        QVERIFY(!names("run 1: loading"));
+    }
+
     void repeatedNamesAreMadeUnique() {
         RunController controller;
         RunCollection runs(controller);
@@ -150,8 +176,18 @@ class TestRunCollection : public QObject {
         const int second = runs.add(record);
         const int third = runs.add(record);
         QCOMPARE(runs.find(first)->name, QStringLiteral("cnn 2 dev"));
-        QCOMPARE(runs.find(second)->name, QStringLiteral("cnn 2 dev (2)"));
-        QCOMPARE(runs.find(third)->name, QStringLiteral("cnn 2 dev (3)"));
+        // The same settings: a repeat, numbered.
+        QCOMPARE(runs.find(second)->name, QStringLiteral("cnn 2 dev (repeat 2)"));
+        QCOMPARE(runs.find(third)->name, QStringLiteral("cnn 2 dev (repeat 3)"));
+        // Other settings under the same name: the name says which.
+        RunRecord other = record;
+        other.spec.optimizer = scalelab::OptimizerKind::Lamb;
+        other.spec.seed = 7;
+        const int fourth = runs.add(other);
+        QCOMPARE(runs.find(fourth)->name, QStringLiteral("cnn 2 dev, optimizer lamb, seed 7"));
+        const int fifth = runs.add(other);
+        QCOMPARE(runs.find(fifth)->name,
+                 QStringLiteral("cnn 2 dev, optimizer lamb, seed 7 (repeat 2)"));
     }
 
     void removingARunningRunStopsItAndDropsItsUpdates() {
