@@ -390,7 +390,12 @@ void ExperimentForm::addRow(QGridLayout* layout, const QString& label, QWidget* 
         caption->setMinimumHeight(editor->sizeHint().height() + 2 * kFrameBorder);
         layout->addWidget(caption, at, 0, Qt::AlignTop);
     }
-    layout->addWidget(row, at, 1);
+    // A check box says what it is itself: it takes the caption's column too, so that its text
+    // does not widen the form.
+    if (caption)
+        layout->addWidget(row, at, 1);
+    else
+        layout->addWidget(row, at, 0, 1, 2);
     rows_.push_back({editor->objectName(), caption, editor, frame, row, problem, help});
 }
 

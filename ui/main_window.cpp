@@ -219,10 +219,10 @@ void MainWindow::adaptTo(QSize available) {
         resizeDocks({lesson_dock_}, {340}, Qt::Horizontal);
     }
     lesson_dock_->setVisible(lesson_shown);
-    // A compact screen gives the form what its widest row needs and the charts the rest.
+    // A compact screen gives the left column what the form's widest row needs, or what the
+    // lesson's text and results need to be read (330 px), and the charts the rest.
     const int form_width = form_->minimumSizeHint().width();
-    resizeDocks({form_dock_},
-                {compactLayoutFor(available) ? form_width : std::max(390, form_width)},
+    resizeDocks({form_dock_}, {std::max(compactLayoutFor(available) ? 330 : 390, form_width)},
                 Qt::Horizontal);
 }
 
