@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <utility>
 
 namespace scalelab {
 
@@ -25,6 +26,33 @@ qreal distance(const QRectF& box, QPointF point) {
     return std::hypot(offset.x(), offset.y());
 }
 
+// Whether the segment from `from` to `to` passes through the inside of `box` (Liang-Barsky: the
+// part of the segment between each pair of the box's edges).
+bool crosses(QPointF from, QPointF to, const QRectF& box) {
+    const QPointF way = to - from;
+    const std::array<std::pair<qreal, qreal>, 4> edges = {{{-way.x(), from.x() - box.left()},
+                                                           {way.x(), box.right() - from.x()},
+                                                           {-way.y(), from.y() - box.top()},
+                                                           {way.y(), box.bottom() - from.y()}}};
+    qreal enter = 0;
+    qreal leave = 1;
+    for (const auto& [towards, room] : edges) {
+        if (towards == 0) {
+            if (room <= 0)
+                return false;
+            continue;
+        }
+        const qreal at = room / towards;
+        if (towards < 0)
+            enter = std::max(enter, at);
+        else
+            leave = std::min(leave, at);
+        if (enter >= leave)
+            return false;
+    }
+    return true;
+}
+
 // `box` moved the least that puts it inside `plot` (which it is no larger than).
 QRectF clamped(QRectF box, const QRectF& plot) {
     box.moveLeft(std::clamp(box.left(), plot.left(), plot.right() - box.width()));
@@ -33,7 +61,8 @@ QRectF clamped(QRectF box, const QRectF& plot) {
 }
 
 // What a new box must not overlap: every dot and the boxes placed so far, each grown by the
-// distance a box keeps from it.
+// distance a box keeps from it. Unless `lines_cross` allows it, the line from a moved box to its
+// dot must not pass under a box either: a stack's far boxes go where their lines stay clear.
 class LabelObstacles {
   public:
     LabelObstacles(const std::vector<LabelRequest>& labels, const LabelSpacing& spacing)
@@ -47,13 +76,20 @@ class LabelObstacles {
     void add(const QRectF& box) {
         const qreal gap = spacing_.gap;
         rects_.push_back(box.adjusted(-gap, -gap, gap, gap));
+        boxes_.push_back(box);
+    }
+
+    void letLinesCross(bool cross) { lines_cross_ = cross; }
+
+    // Whether `box` is beside `dot`, needing no line to it.
+    bool besideIt(const QRectF& box, QPointF dot) const {
+        return distance(box, dot) <= spacing_.dot_radius + spacing_.gap + moved_tolerance;
     }
 
     // The box of `size` on `side` of `dot`, moved into `plot`; nothing where that is taken.
     std::optional<QRectF> beside(QPointF dot, QSizeF size, Side side, const QRectF& plot) const {
         const QRectF box = clamped(besideDot(dot, size, side), plot);
-        if (std::any_of(rects_.begin(), rects_.end(),
-                        [&box](const QRectF& taken) { return taken.intersects(box); }))
+        if (!free(box, dot, rects_))
             return std::nullopt;
         return box;
     }
@@ -84,16 +120,45 @@ class LabelObstacles {
         std::optional<QRectF> best;
         for (const QRectF& candidate : tries) {
             const QRectF box = clamped(candidate, plot);
-            const bool free =
-                std::none_of(in_band.begin(), in_band.end(),
-                             [&box](const QRectF& taken) { return taken.intersects(box); });
-            if (free && (!best || distance(box, dot) < distance(*best, dot)))
+            if (onItsSide(box, dot, side) && free(box, dot, in_band) &&
+                (!best || distance(box, dot) < distance(*best, dot)))
                 best = box;
         }
         return best;
     }
 
   private:
+    // Whether a slid box is still wholly on its side of the dot (not moved across it by the
+    // plot's edge): a stack beside a dot then leaves the lines of its far boxes a clear way past
+    // the near ones, between the stack and the dot.
+    bool onItsSide(const QRectF& box, QPointF dot, Side side) const {
+        const qreal away = spacing_.dot_radius + spacing_.gap;
+        switch (side) {
+            case Side::Right:
+                return box.left() >= dot.x() + away;
+            case Side::Left:
+                return box.right() <= dot.x() - away;
+            case Side::Above:
+                return box.bottom() <= dot.y() - away;
+            case Side::Below:
+                return box.top() >= dot.y() + away;
+        }
+        return false;
+    }
+
+    // Whether `box` for `dot` overlaps none of `taken` (all that could be in its way) and, unless
+    // lines may cross, its line passes under no box.
+    bool free(const QRectF& box, QPointF dot, const std::vector<QRectF>& taken) const {
+        if (std::any_of(taken.begin(), taken.end(),
+                        [&box](const QRectF& rect) { return rect.intersects(box); }))
+            return false;
+        if (lines_cross_ || besideIt(box, dot))
+            return true;
+        const QPointF end = nearest_point(box, dot);
+        return std::none_of(boxes_.begin(), boxes_.end(),
+                            [&](const QRectF& other) { return crosses(dot, end, other); });
+    }
+
     QRectF besideDot(QPointF dot, QSizeF size, Side side) const {
         const qreal away = spacing_.dot_radius + spacing_.gap;
         switch (side) {
@@ -110,7 +175,9 @@ class LabelObstacles {
     }
 
     LabelSpacing spacing_;
-    std::vector<QRectF> rects_;
+    std::vector<QRectF> rects_;  // grown by the distance kept
+    std::vector<QRectF> boxes_;  // the boxes placed, as they are
+    bool lines_cross_ = false;
 };
 
 // The widths a label's box is tried at: whole (as far as the plot's `room` allows), then narrower
@@ -150,25 +217,32 @@ QPointF nearest_point(const QRectF& box, QPointF point) {
 std::vector<PlacedLabel> lay_out_labels(const QRectF& plot, const std::vector<LabelRequest>& labels,
                                         const LabelSpacing& spacing) {
     LabelObstacles taken(labels, spacing);
-    const qreal beside = spacing.dot_radius + spacing.gap + moved_tolerance;
     std::vector<PlacedLabel> placed;
     placed.reserve(labels.size());
     for (const LabelRequest& label : labels) {
-        PlacedLabel result{.box = QRectF(), .fit = LabelFit::Dropped, .moved = false};
-        if (label.size.height() <= plot.height()) {
-            for (const qreal width :
-                 label_widths(label.size.width(), plot.width(), spacing.min_width)) {
-                const QSizeF size(width, label.size.height());
-                if (const std::optional<QRectF> box = place_label(taken, label.dot, size, plot)) {
-                    result = {.box = *box,
-                              .fit = width < label.size.width() ? LabelFit::Elided : LabelFit::Full,
-                              .moved = distance(*box, label.dot) > beside};
-                    taken.add(*box);
-                    break;
-                }
-            }
+        const std::vector<qreal> widths =
+            label.size.height() <= plot.height()
+                ? label_widths(label.size.width(), plot.width(), spacing.min_width)
+                : std::vector<qreal>();
+        std::optional<QRectF> box;
+        // A line passing under another box only where no box, however narrow, finds room
+        // without one.
+        for (const bool lines_cross : {false, true}) {
+            taken.letLinesCross(lines_cross);
+            for (auto width = widths.begin(); !box && width != widths.end(); ++width)
+                box = place_label(taken, label.dot, QSizeF(*width, label.size.height()), plot);
+            if (box)
+                break;
         }
-        placed.push_back(result);
+        if (!box) {
+            placed.push_back({.box = QRectF(), .fit = LabelFit::Dropped, .moved = false});
+            continue;
+        }
+        taken.add(*box);
+        placed.push_back(
+            {.box = *box,
+             .fit = box->width() < label.size.width() ? LabelFit::Elided : LabelFit::Full,
+             .moved = !taken.besideIt(*box, label.dot)});
     }
     return placed;
 }

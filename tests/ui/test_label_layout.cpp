@@ -3,26 +3,20 @@
 #include <vector>
 
 #include "label_layout.h"
+#include "rect_text.h"
 
 using scalelab::LabelFit;
 using scalelab::LabelRequest;
 using scalelab::LabelSpacing;
 using scalelab::lay_out_labels;
 using scalelab::PlacedLabel;
+using scalelab::testing::rect_text;
 
 namespace {
 
 const QRectF plot(50, 30, 500, 300);
 const LabelSpacing spacing{.dot_radius = 4.5, .gap = 2.0, .min_width = 60.0};
 const QSizeF short_text(80, 18);
-
-QString describe(const QRectF& box) {
-    return QStringLiteral("%1,%2 %3x%4")
-        .arg(box.x())
-        .arg(box.y())
-        .arg(box.width())
-        .arg(box.height());
-}
 
 // What must hold of any layout: every label that keeps its text has a box inside the plot, of
 // its height, as wide as asked (full) or narrower but not below the narrowest (elided); no two
@@ -35,23 +29,47 @@ void check_layout(const std::vector<LabelRequest>& labels, const std::vector<Pla
             QVERIFY(box.isEmpty());
             continue;
         }
-        QVERIFY2(plot.contains(box), qPrintable(describe(box)));
+        QVERIFY2(plot.contains(box), qPrintable(rect_text(box)));
         QCOMPARE(box.height(), labels[i].size.height());
         if (placed[i].fit == LabelFit::Full)
             QCOMPARE(box.width(), labels[i].size.width());
         else
             QVERIFY2(box.width() < labels[i].size.width() && box.width() >= spacing.min_width,
-                     qPrintable(describe(box)));
+                     qPrintable(rect_text(box)));
         for (std::size_t j = 0; j < placed.size(); ++j) {
             if (j != i)
                 QVERIFY2(!box.intersects(placed[j].box),
-                         qPrintable(describe(box) + " and " + describe(placed[j].box)));
+                         qPrintable(rect_text(box) + " and " + rect_text(placed[j].box)));
             const QPointF dot = labels[j].dot;
             const qreal r = spacing.dot_radius;
             QVERIFY2(!box.intersects(QRectF(dot - QPointF(r, r), QSizeF(2 * r, 2 * r))),
-                     qPrintable(describe(box)));
+                     qPrintable(rect_text(box)));
         }
     }
+}
+
+// How many of the first `count` labels have a line from their dot to their box (they moved) that
+// passes under another box.
+int crossing_lines(const std::vector<LabelRequest>& labels, const std::vector<PlacedLabel>& placed,
+                   std::size_t count) {
+    int crossing = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+        if (!placed[i].moved)
+            continue;
+        const QLineF line(labels[i].dot, scalelab::nearest_point(placed[i].box, labels[i].dot));
+        for (std::size_t j = 0; j < placed.size(); ++j) {
+            const QRectF& other = placed[j].box;
+            if (j == i || other.isEmpty())
+                continue;
+            // Sampled finely: a line through a box has points inside it.
+            for (int step = 1; step < 200; ++step)
+                if (other.adjusted(0.5, 0.5, -0.5, -0.5).contains(line.pointAt(step / 200.0))) {
+                    ++crossing;
+                    break;
+                }
+        }
+    }
+    return crossing;
 }
 
 int count_fit(const std::vector<PlacedLabel>& placed, LabelFit fit) {
@@ -110,6 +128,9 @@ class TestLabelLayout : public QObject {
         QCOMPARE(count_fit(placed, LabelFit::Dropped), 0);
         // Wider than the plot: cut to it.
         QCOMPARE(placed[12].fit, LabelFit::Elided);
+        // The stack of the twelve leaves their lines a way past its boxes. (The label at the
+        // bottom right has none: the bottom left's, as wide as the plot, is above it.)
+        QCOMPARE(crossing_lines(labels, placed, 12), 0);
         // At most four boxes can be beside one point: the others were moved and stacked.
         QVERIFY(std::count_if(placed.begin(), placed.begin() + 12,
                               [](const PlacedLabel& label) { return label.moved; }) >= 8);
@@ -129,7 +150,7 @@ class TestLabelLayout : public QObject {
         QVERIFY(placed[1].box.right() < 150);
         QVERIFY(placed[0].box.width() >= spacing.min_width);
         for (const PlacedLabel& label : {placed[0], placed[1]})
-            QVERIFY2(one_line.contains(label.box), qPrintable(describe(label.box)));
+            QVERIFY2(one_line.contains(label.box), qPrintable(rect_text(label.box)));
     }
 
     void aLabelTallerThanThePlotIsDropped() {
