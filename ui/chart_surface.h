@@ -71,8 +71,11 @@ class ChartSurface {
     // includes its y but not the x range it spans.
     virtual void setHorizontalLine(const QString& key, qreal y, const SeriesStyle& style) = 0;
     // A dot at `at` with `text` written beside it (a run's annotation: "diverged at step 412"),
-    // in the style's colour on the chart's background, kept inside the plot area. Shares the keys
-    // of setSeries, never has a legend entry; fitAxes() includes `at`.
+    // in the style's colour on the chart's background, kept inside the plot area. Labels never
+    // cover each other or a dot: a label with no room beside its dot goes further away (a thin
+    // line joins it to its dot), else its text is elided, else only its dot is drawn; the whole
+    // text then shows when the pointer rests on it. Shares the keys of setSeries, never has a
+    // legend entry; fitAxes() includes `at`.
     virtual void setLabel(const QString& key, QPointF at, const QString& text,
                           const SeriesStyle& style) = 0;
     // Sets both axes' ranges to the points of every series (with a small margin); a log axis

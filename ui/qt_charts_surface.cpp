@@ -7,6 +7,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsLayout>
 #include <QGraphicsScene>
+#include <QGraphicsSceneHoverEvent>
 #include <QLegend>
 #include <QLogValueAxis>
 #include <QPaintEngine>
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <limits>
 #include <utility>
 #include <vector>
@@ -28,6 +30,7 @@ namespace scalelab {
 namespace {
 
 constexpr int faint_alpha = 60;
+constexpr int leader_alpha = 160;  // a line from a moved label to its dot: seen, but not a curve
 constexpr qreal marker_size = 7.0;
 constexpr qreal y_margin = 0.05;  // of the data's span, above and below
 const QMarginsF edge_margin(marker_size / 2 + 1, marker_size / 2 + 1, marker_size / 2 + 1,
@@ -44,6 +47,9 @@ constexpr std::size_t legend_max_rows = 3;
 constexpr qreal legend_rows_share = 0.25;
 constexpr qreal legend_name_share = 0.4;
 constexpr qreal label_padding = 3.0;  // between a label's text and the edge of its box
+constexpr qreal label_gap = 3.0;      // between a label's box and its dot, or another box
+// An elided label keeps at least about this many characters.
+constexpr qreal label_min_chars = 8.0;
 
 // Beyond this (a diverged loss can get close) the margins and nice numbers of a range overflow.
 constexpr qreal largest_drawable = 1e300;
@@ -190,6 +196,16 @@ void draw_marker(QPainter& painter, QPointF centre, const QColor& colour,
     painter.drawEllipse(centre, radius, radius);
 }
 
+// The box that holds `text` whole.
+QSizeF label_box_size(const QFontMetricsF& metrics, const QString& text) {
+    return {metrics.horizontalAdvance(text) + 2 * label_padding, metrics.height() + label_padding};
+}
+
+// The frame of a label's box.
+QPen label_frame_pen(const QColor& colour, const QColor& background) {
+    return QPen(blend(colour, background, faint_alpha), 1.0);
+}
+
 // The sizes of the legend's parts, from its font.
 struct LegendMetrics {
     explicit LegendMetrics(const QFont& font)
@@ -300,15 +316,13 @@ void drop_straight_points(QPolygonF& line, qreal tolerance, qreal reach) {
 
 }  // namespace
 
-// Draws into the plot area either the curves of the entries whose `fresh` flag matches the
-// layer's, faint ones first, or every label.
-class QtChartsSurface::PlotLayer : public QGraphicsItem {
+// A graphics item that draws into the plot area, and a margin around it for the markers of points
+// on its edges.
+class QtChartsSurface::PlotAreaItem : public QGraphicsItem {
   public:
-    enum class Draws { SettledCurves, FreshCurves, Labels };
-
-    PlotLayer(const QtChartsSurface& surface, Draws draws, QGraphicsItem* parent)
-        : QGraphicsItem(parent), surface_(surface), draws_(draws) {
-        setZValue(draws == Draws::Labels ? labels_z : curves_z);
+    PlotAreaItem(const QtChartsSurface& surface, qreal z, QGraphicsItem* parent)
+        : QGraphicsItem(parent), surface_(surface) {
+        setZValue(z);
         setAcceptedMouseButtons(Qt::NoButton);
     }
 
@@ -319,36 +333,42 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
         area_ = area;
     }
 
-    // The plot area and a margin for the markers of points on its edges.
     QRectF boundingRect() const override { return area_.marginsAdded(edge_margin); }
+
+  protected:
+    PlotMapping mapping() const {
+        const Ranges& ranges = surface_.ranges_;
+        return PlotMapping(area_, ranges.min_x, ranges.max_x, ranges.min_y, ranges.max_y,
+                           surface_.log_x_, surface_.log_y_);
+    }
+
+    const QtChartsSurface& surface_;
+    QRectF area_;
+};
+
+// Draws the curves of the entries whose `fresh` flag matches the layer's, faint ones first.
+class QtChartsSurface::PlotLayer : public PlotAreaItem {
+  public:
+    PlotLayer(const QtChartsSurface& surface, bool fresh, QGraphicsItem* parent)
+        : PlotAreaItem(surface, curves_z, parent), fresh_(fresh) {}
 
     void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
         if (area_.isEmpty())
             return;
-        const Ranges& ranges = surface_.ranges_;
-        const PlotMapping mapping(area_, ranges.min_x, ranges.max_x, ranges.min_y, ranges.max_y,
-                                  surface_.log_x_, surface_.log_y_);
+        const PlotMapping mapping = this->mapping();
         painter->save();
         painter->setClipRect(boundingRect(), Qt::IntersectClip);
         painter->setRenderHint(QPainter::Antialiasing);
-        if (draws_ == Draws::Labels) {
+        // Thinning works in device pixels (a 2x export keeps twice the detail); pixel painting
+        // draws wide lines segment by segment, vector output (SVG) as one polyline.
+        const qreal device_scale = std::max<qreal>(std::abs(painter->deviceTransform().m11()), 1);
+        const bool raster = painter->paintEngine() != nullptr &&
+                            painter->paintEngine()->type() == QPaintEngine::Raster;
+        for (const bool faint : {true, false})
             for (const Entry* entry : surface_.order_)
-                if (entry->kind == Kind::Label)
-                    drawLabel(*painter, *entry, mapping);
-        } else {
-            // Thinning works in device pixels (a 2x export keeps twice the detail); pixel painting
-            // draws wide lines segment by segment, vector output (SVG) as one polyline.
-            const qreal device_scale =
-                std::max<qreal>(std::abs(painter->deviceTransform().m11()), 1);
-            const bool raster = painter->paintEngine() != nullptr &&
-                                painter->paintEngine()->type() == QPaintEngine::Raster;
-            const bool fresh = draws_ == Draws::FreshCurves;
-            for (const bool faint : {true, false})
-                for (const Entry* entry : surface_.order_)
-                    if (entry->kind != Kind::Label && entry->fresh == fresh &&
-                        entry->style.faint == faint)
-                        draw(*painter, *entry, mapping, device_scale, raster);
-        }
+                if (entry->kind != Kind::Label && entry->fresh == fresh_ &&
+                    entry->style.faint == faint)
+                    draw(*painter, *entry, mapping, device_scale, raster);
         painter->restore();
     }
 
@@ -388,44 +408,110 @@ class QtChartsSurface::PlotLayer : public QGraphicsItem {
                 draw_marker(painter, mapping.map(value), style.colour, surface_.background());
     }
 
-    // The text goes in a box of the background's colour beside the dot: on its right, or on its
-    // left where the right would leave the plot, and moved into the plot where it still leaves
-    // it, so that no curve or edge cuts through it.
-    void drawLabel(QPainter& painter, const Entry& entry, const PlotMapping& mapping) {
-        if (entry.shown.isEmpty())
-            return;
-        const QPointF dot = mapping.map(entry.shown.front());
-        const QColor colour = entry.style.colour;
-        if (!entry.text.isEmpty()) {
-            const QFont& font = surface_.legend_font_;
-            const QFontMetricsF metrics(font, painter.device());
-            const QString text =
-                metrics.elidedText(entry.text, Qt::ElideRight, area_.width() - 2 * label_padding);
-            const QSizeF size(metrics.horizontalAdvance(text) + 2 * label_padding,
-                              metrics.height() + label_padding);
-            const qreal gap = marker_size / 2 + 2;
-            QRectF box(QPointF(dot.x() + gap, dot.y() - size.height() / 2), size);
-            if (box.right() > area_.right())
-                box.moveRight(dot.x() - gap);
-            box.moveLeft(std::clamp(box.left(), area_.left(),
-                                    std::max(area_.left(), area_.right() - box.width())));
-            box.moveTop(std::clamp(box.top(), area_.top(),
-                                   std::max(area_.top(), area_.bottom() - box.height())));
-            painter.setPen(QPen(blend(colour, surface_.background(), faint_alpha), 1.0));
-            painter.setBrush(surface_.background());
-            painter.drawRect(box);
-            painter.setFont(font);
-            painter.setPen(colour);
-            painter.drawText(box, Qt::AlignCenter, text);
-        }
-        draw_marker(painter, dot, colour, surface_.background());
-    }
-
-    const QtChartsSurface& surface_;
-    const Draws draws_;
-    QRectF area_;
+    const bool fresh_;
     QPolygonF polygon_;       // reused from paint to paint
     QList<QLineF> segments_;  // reused from paint to paint
+};
+
+// Draws every label where lay_out_labels() puts it for the painter's font metrics: its text in a
+// box of the background's colour (so that no curve cuts through it), a thin line from a moved box
+// to its dot, and the dot. Resting the pointer on a dot or box whose text is not all shown shows
+// the whole text.
+class QtChartsSurface::LabelLayer : public PlotAreaItem {
+  public:
+    LabelLayer(const QtChartsSurface& surface, QGraphicsItem* parent)
+        : PlotAreaItem(surface, labels_z, parent) {
+        setAcceptHoverEvents(true);
+    }
+
+    const DrawnLabels& drawn() const { return drawn_; }
+
+    void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
+        drawn_ = {.plot = area_, .labels = {}};
+        if (area_.isEmpty())
+            return;
+        const QFont& font = surface_.legend_font_;
+        layOut(QFontMetricsF(font, painter->device()));
+        const QColor background = surface_.background();
+        painter->save();
+        painter->setClipRect(boundingRect(), Qt::IntersectClip);
+        painter->setRenderHint(QPainter::Antialiasing);
+        painter->setFont(font);
+        // Lines first and dots last: a line may pass under another label's box, a dot never is.
+        for (const DrawnLabel& label : drawn_.labels)
+            if (label.placed.moved) {
+                painter->setPen(QPen(blend(label.colour, background, leader_alpha), 1.0));
+                painter->drawLine(label.dot, nearest_point(label.placed.box, label.dot));
+            }
+        for (const DrawnLabel& label : drawn_.labels) {
+            if (label.shown.isEmpty())
+                continue;
+            painter->setPen(label_frame_pen(label.colour, background));
+            painter->setBrush(background);
+            painter->drawRect(label.placed.box);
+            painter->setPen(label.colour);
+            painter->drawText(label.placed.box, Qt::AlignCenter, label.shown);
+        }
+        for (const DrawnLabel& label : drawn_.labels)
+            draw_marker(*painter, label.dot, label.colour, background);
+        painter->restore();
+    }
+
+  protected:
+    void hoverMoveEvent(QGraphicsSceneHoverEvent* event) override {
+        setToolTip(hiddenTextAt(event->pos()));
+    }
+
+  private:
+    // Lays the labels out for text measured by `metrics`, into drawn_.
+    void layOut(const QFontMetricsF& metrics) {
+        const PlotMapping mapping = this->mapping();
+        std::vector<LabelRequest> requests;
+        for (const Entry* entry : surface_.order_) {
+            if (entry->kind != Kind::Label || entry->shown.isEmpty())
+                continue;
+            const QPointF dot = mapping.map(entry->shown.front());
+            // A label without text is a dot alone: no box to place.
+            const QSizeF box =
+                entry->text.isEmpty() ? QSizeF() : label_box_size(metrics, entry->text);
+            requests.push_back({.dot = dot, .size = box});
+            drawn_.labels.push_back({.text = entry->text,
+                                     .shown = QString(),
+                                     .colour = entry->style.colour,
+                                     .dot = dot,
+                                     .placed = {}});
+        }
+        const LabelSpacing spacing{
+            .dot_radius = marker_size / 2,
+            .gap = label_gap,
+            .min_width = label_min_chars * metrics.averageCharWidth() + 2 * label_padding};
+        const std::vector<PlacedLabel> placed = lay_out_labels(area_, requests, spacing);
+        for (std::size_t i = 0; i < placed.size(); ++i) {
+            DrawnLabel& label = drawn_.labels[i];
+            label.placed = placed[i];
+            if (placed[i].fit == LabelFit::Full)
+                label.shown = label.text;
+            else if (placed[i].fit == LabelFit::Elided)
+                label.shown = metrics.elidedText(label.text, Qt::ElideRight,
+                                                 placed[i].box.width() - 2 * label_padding);
+        }
+    }
+
+    // The whole texts, one a line, of the labels under `point` whose text is not all shown (dots
+    // can lie on each other); empty elsewhere.
+    QString hiddenTextAt(QPointF point) const {
+        const qreal reach = marker_size / 2 + 1;
+        QStringList texts;
+        for (const DrawnLabel& label : drawn_.labels) {
+            const QPointF off = point - label.dot;
+            if (label.shown != label.text &&
+                (label.placed.box.contains(point) || std::hypot(off.x(), off.y()) <= reach))
+                texts.append(label.text);
+        }
+        return texts.join(QLatin1Char('\n'));
+    }
+
+    DrawnLabels drawn_;
 };
 
 // Draws the legend as QtChartsSurface::placeLegend() lays it out: for each named entry a sample
@@ -496,15 +582,15 @@ QtChartsSurface::QtChartsSurface(QWidget* parent) {
     chart_->legend()->hide();
     applyBackground();
 
-    settled_ = new PlotLayer(*this, PlotLayer::Draws::SettledCurves, chart_);
+    settled_ = new PlotLayer(*this, false, chart_);
     // Repainted only when a curve settles in it or the axes move.
     settled_->setCacheMode(QGraphicsItem::DeviceCoordinateCache);
-    fresh_ = new PlotLayer(*this, PlotLayer::Draws::FreshCurves, chart_);
-    labels_ = new PlotLayer(*this, PlotLayer::Draws::Labels, chart_);
+    fresh_ = new PlotLayer(*this, true, chart_);
+    labels_ = new LabelLayer(*this, chart_);
     legend_ = new LegendLayer(*this, chart_);
     // A new plot area follows any change of the chart's size or margins.
     QObject::connect(chart_, &QChart::plotAreaChanged, chart_, [this](const QRectF& area) {
-        for (PlotLayer* layer : {settled_, fresh_, labels_})
+        for (PlotAreaItem* layer : std::initializer_list<PlotAreaItem*>{settled_, fresh_, labels_})
             layer->setArea(area);
         placeLegend();
     });
@@ -595,7 +681,13 @@ void QtChartsSurface::reshape(Entry& item, Kind kind) {
     item.kind = kind;
 }
 
-QtChartsSurface::PlotLayer* QtChartsSurface::layerOf(const Entry& item) const {
+void QtChartsSurface::updatePlot() {
+    settled_->update();
+    fresh_->update();
+    labels_->update();
+}
+
+QGraphicsItem* QtChartsSurface::layerOf(const Entry& item) const {
     if (item.kind == Kind::Label)
         return labels_;
     return item.fresh ? fresh_ : settled_;
@@ -663,8 +755,7 @@ void QtChartsSurface::removeSeries(const QString& key) {
 void QtChartsSurface::clearSeries() {
     order_.clear();
     entries_.clear();
-    for (PlotLayer* layer : {settled_, fresh_, labels_})
-        layer->update();
+    updatePlot();
     placeLegend();
 }
 
@@ -763,8 +854,7 @@ void QtChartsSurface::fitAxes() {
     if (ranges.min_x != ranges_.min_x || ranges.max_x != ranges_.max_x ||
         ranges.min_y != ranges_.min_y || ranges.max_y != ranges_.max_y) {
         ranges_ = ranges;
-        for (PlotLayer* layer : {settled_, fresh_, labels_})
-            layer->update();
+        updatePlot();
     }
     // Lines span the ranges just chosen.
     for (Entry* item : order_)
@@ -874,6 +964,10 @@ void QtChartsSurface::placeLegend() {
         items.resize(fitting);
     }
     legend_->setItems(std::move(items));
+}
+
+const QtChartsSurface::DrawnLabels& QtChartsSurface::drawnLabels() const {
+    return labels_->drawn();
 }
 
 void QtChartsSurface::setDarkTheme(bool dark) {

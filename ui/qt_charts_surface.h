@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "chart_surface.h"
+#include "label_layout.h"
 
 QT_BEGIN_NAMESPACE
 class QAbstractAxis;
 class QChart;
 class QChartView;
+class QGraphicsItem;
 QT_END_NAMESPACE
 
 namespace scalelab {
@@ -30,8 +32,25 @@ namespace scalelab {
 // The legend is a graphics item of this class too, in room kept free by the chart's margins: Qt
 // Charts' legend needs a QLineSeries per entry, and each series with its legend marker held about
 // 30 KiB (graphics items, a text document per marker), 15 MiB for a window showing 100 runs.
+//
+// Labels are laid out together (lay_out_labels()) each time they are drawn, so that the window
+// and an export each get a layout for their own size and font.
 class QtChartsSurface final : public ChartSurface {
   public:
+    // A label as last drawn, in the chart's coordinates.
+    struct DrawnLabel {
+        QString text;   // the whole text
+        QString shown;  // the text in its box: the whole, elided, or none
+        QColor colour;
+        QPointF dot;
+        PlacedLabel placed;
+    };
+    // The labels of one drawing and the plot area they were laid out in.
+    struct DrawnLabels {
+        QRectF plot;
+        std::vector<DrawnLabel> labels;
+    };
+
     explicit QtChartsSurface(QWidget* parent = nullptr);
     // Deletes the view unless its parent widget already did.
     ~QtChartsSurface() override;
@@ -63,8 +82,14 @@ class QtChartsSurface final : public ChartSurface {
     void setFontScale(qreal scale) override;
     void render(QPainter& painter, const QRectF& target) override;
 
+    // The labels as the last drawing (of the widget, or by render()) laid them out, in the
+    // order they were set: what the tests of their layout look at.
+    const DrawnLabels& drawnLabels() const;
+
   private:
+    class PlotAreaItem;
     class PlotLayer;
+    class LabelLayer;
     class LegendLayer;
 
     enum class Kind { Curve, VerticalLine, HorizontalLine, Label };
@@ -103,7 +128,9 @@ class QtChartsSurface final : public ChartSurface {
     void reshape(Entry& entry, Kind kind);
     // Sets a line's ends to span the axes' ranges.
     void placeLine(Entry& entry);
-    PlotLayer* layerOf(const Entry& entry) const;
+    QGraphicsItem* layerOf(const Entry& entry) const;
+    // Repaints every curve and label: the axes moved, or every entry went.
+    void updatePlot();
     // Keeps the drawable part of entry.points in entry.shown and marks the entry changed.
     void updateShown(Entry& entry);
     void touch(Entry& entry);
@@ -123,7 +150,7 @@ class QtChartsSurface final : public ChartSurface {
     QAbstractAxis* y_axis_ = nullptr;
     PlotLayer* settled_ = nullptr;  // curves unchanged for a batch, cached; owned by chart_
     PlotLayer* fresh_ = nullptr;    // curves changed lately, drawn on each paint
-    PlotLayer* labels_ = nullptr;   // labels, above every curve, drawn on each paint
+    LabelLayer* labels_ = nullptr;  // labels, above every curve, drawn on each paint
     LegendLayer* legend_ = nullptr;
     QFont legend_font_;  // also the labels'
     bool log_x_ = false;

@@ -1,8 +1,10 @@
 #include <QBuffer>
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsItem>
 #include <QImage>
 #include <QLogValueAxis>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QSvgGenerator>
 #include <QValueAxis>
@@ -11,10 +13,15 @@
 #include <memory>
 
 #include "chart_surface.h"
+#include "qt_charts_surface.h"
+#include "rect_text.h"
 
 using scalelab::ChartSurface;
+using scalelab::LabelFit;
 using scalelab::make_chart_surface;
+using scalelab::QtChartsSurface;
 using scalelab::SeriesStyle;
+using scalelab::testing::rect_text;
 
 namespace {
 
@@ -83,6 +90,73 @@ ColourFound find_colour(const QImage& image, QColor colour) {
                 found.bounds |= QRect(x, y, 1, 1);
             }
     return found;
+}
+
+void render_at(ChartSurface& surface, QSize size) {
+    QImage image(size, QImage::Format_ARGB32);
+    QPainter painter(&image);
+    surface.render(painter, QRectF(QPointF(0, 0), size));
+}
+
+QByteArray svg_of(ChartSurface& surface, QSize size) {
+    QBuffer buffer;
+    buffer.open(QIODevice::WriteOnly);
+    QSvgGenerator svg;
+    svg.setOutputDevice(&buffer);
+    svg.setSize(size);
+    svg.setViewBox(QRect(QPoint(0, 0), size));
+    {
+        QPainter painter(&svg);
+        surface.render(painter, QRectF(QPointF(0, 0), size));
+    }
+    return buffer.data();
+}
+
+// Twelve labels with long texts at nearly one point near the top right corner, and one at each
+// other corner.
+void add_crowded_labels(ChartSurface& surface) {
+    const SeriesStyle style{
+        .colour = label_colour, .width = 2.0, .faint = false, .dashed = false, .markers = true};
+    for (int i = 0; i < 12; ++i)
+        surface.setLabel(
+            QStringLiteral("crowd %1").arg(i), {9.8 + 0.01 * i, 0.98 - 0.01 * i},
+            QStringLiteral("run %1 reached 0.85 at epoch 3 (8.1 s) after warm-up").arg(i), style);
+    surface.setLabel(QStringLiteral("bottom left"), {0.0, 0.0},
+                     QStringLiteral("diverged at step 412"), style);
+    surface.setLabel(QStringLiteral("top left"), {0.0, 1.0}, QStringLiteral("stalled at loss 2.3"),
+                     style);
+    surface.setLabel(QStringLiteral("bottom right"), {10.0, 0.0},
+                     QStringLiteral("reached 0.70 at epoch 1"), style);
+    surface.fitAxes();
+}
+
+// Every label of a drawing: inside its plot, off every other, its text whole or cut with an
+// ellipsis (or, with no room left, none); those that left their dot's side say so.
+void check_labels(const QtChartsSurface::DrawnLabels& drawn, std::size_t count) {
+    QCOMPARE(drawn.labels.size(), count);
+    int moved = 0;
+    for (std::size_t i = 0; i < drawn.labels.size(); ++i) {
+        const QtChartsSurface::DrawnLabel& label = drawn.labels[i];
+        moved += label.placed.moved ? 1 : 0;
+        if (label.placed.fit == LabelFit::Dropped) {
+            QVERIFY(label.shown.isEmpty());
+            continue;
+        }
+        QVERIFY2(drawn.plot.contains(label.placed.box),
+                 qPrintable(rect_text(label.placed.box) + rect_text(drawn.plot)));
+        if (label.placed.fit == LabelFit::Full)
+            QCOMPARE(label.shown, label.text);
+        else
+            QVERIFY2(label.shown.endsWith(QChar(0x2026)) &&
+                         label.text.startsWith(label.shown.chopped(1)),
+                     qPrintable(label.shown));
+        for (std::size_t j = i + 1; j < drawn.labels.size(); ++j)
+            QVERIFY2(
+                !label.placed.box.intersects(drawn.labels[j].placed.box),
+                qPrintable(rect_text(label.placed.box) + rect_text(drawn.labels[j].placed.box)));
+    }
+    // At most four boxes fit beside a point: of twelve there, the others moved.
+    QVERIFY2(moved >= 8, qPrintable(QString::number(moved)));
 }
 
 SeriesStyle line_style() {
@@ -346,24 +420,56 @@ class TestChartSurface : public QObject {
         QVERIFY(samples.bounds.height() > 8 * QFontMetrics(QApplication::font()).height());
     }
 
+    // Twelve long labels at nearly one point at the plot's top right, and some at its other
+    // corners: in the window and in an export, no two boxes overlap, each is inside the plot,
+    // and each holds its text whole or elided.
+    void crowdedLabelsNeverOverlap() {
+        add_crowded_labels(*surface_);
+        surface_->widget()->grab();  // a paint lays the labels out
+        check_labels(qt_surface().drawnLabels(), 15);
+        QVERIFY(chart_of(*surface_)->plotArea().contains(qt_surface().drawnLabels().plot));
+
+        surface_->setFontScale(1.5);
+        render_at(*surface_, QSize(1000, 600));
+        check_labels(qt_surface().drawnLabels(), 15);
+        QVERIFY(qt_surface().drawnLabels().plot.width() > chart_size.width());
+    }
+
+    // On a chart too small for them, labels keep their dots; resting the pointer on one whose
+    // text is not all shown shows it whole.
+    void aLabelWithoutRoomShowsItsTextOnTheDot() {
+        surface_->widget()->resize(300, 200);
+        add_crowded_labels(*surface_);
+        surface_->widget()->grab();
+        const std::vector<QtChartsSurface::DrawnLabel>& labels = qt_surface().drawnLabels().labels;
+        const auto dropped = std::find_if(
+            labels.begin(), labels.end(),
+            [](const QtChartsSurface::DrawnLabel& l) { return l.placed.fit == LabelFit::Dropped; });
+        QVERIFY(dropped != labels.end());
+        const QString text = dropped->text;
+        auto* view = qobject_cast<QChartView*>(surface_->widget());
+        // Straight to the view, not through the window system: the scene turns it into hover
+        // events whatever the pointer did before.
+        const QPointF at = view->mapFromScene(dropped->dot);
+        QMouseEvent move(QEvent::MouseMove, at, view->viewport()->mapToGlobal(at), Qt::NoButton,
+                         Qt::NoButton, Qt::NoModifier);
+        QCoreApplication::sendEvent(view->viewport(), &move);
+        QStringList tips;
+        for (const QGraphicsItem* item : view->scene()->items(dropped->dot))
+            tips.append(item->toolTip().split(QLatin1Char('\n')));
+        QVERIFY2(tips.contains(text), qPrintable(tips.join(" | ")));
+    }
+
     void labelIsInTheSvgExport() {
         surface_->setLabel(QStringLiteral("note"), {5.0, 0.5},
                            QStringLiteral("diverged at step 412"), label_style());
         surface_->fitAxes();
-        QBuffer buffer;
-        buffer.open(QIODevice::WriteOnly);
-        QSvgGenerator svg;
-        svg.setOutputDevice(&buffer);
-        svg.setSize(chart_size);
-        svg.setViewBox(QRect(QPoint(0, 0), chart_size));
-        {
-            QPainter painter(&svg);
-            surface_->render(painter, QRectF(QPointF(0, 0), chart_size));
-        }
-        QVERIFY(buffer.data().contains("diverged at step 412"));
+        QVERIFY(svg_of(*surface_, chart_size).contains("diverged at step 412"));
     }
 
   private:
+    QtChartsSurface& qt_surface() { return dynamic_cast<QtChartsSurface&>(*surface_); }
+
     std::unique_ptr<ChartSurface> surface_;
 };
 
