@@ -85,11 +85,22 @@ class ChartSurface {
     // Light (default) or dark colours for the background, grid, axes and text; series keep
     // their own colours.
     virtual void setDarkTheme(bool dark) = 0;
-    // Scales every font of the chart (title, axes, legend) from its normal size: presenter mode.
+    // Scales every font of the chart (title, axes and their tick labels, legend, labels) from its
+    // normal size: presenter mode.
     virtual void setFontScale(qreal scale) = 0;
+    // Whether the widget draws the legend (by default it does; where it does not fit, see
+    // legendFits(), in rows under the plot taking up to half the chart, with as many names as fit
+    // there). A drawing by render() always has the legend, every name in it.
+    virtual void setLegendShown(bool shown) = 0;
+    // Whether the legend fits the widget's chart at its current size, with enough of each name
+    // to tell it: under the plot in at most `max_rows` rows and a quarter of the chart's height,
+    // or (where no rows fit that quarter) beside it in at most a quarter of its width. True when
+    // it lists nothing.
+    virtual bool legendFits(int max_rows) const = 0;
 
     // Draws the chart (title, legend, axes and their labels included) into `target` of
-    // `painter`, whatever the widget's size: PNG and SVG export.
+    // `painter`, whatever the widget's size: PNG and SVG export. The legend is always drawn,
+    // where it does not fit a quarter of the chart in as many rows as it takes.
     virtual void render(QPainter& painter, const QRectF& target) = 0;
 };
 

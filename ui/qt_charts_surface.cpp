@@ -40,12 +40,8 @@ constexpr qreal curves_z = 5.0;
 constexpr qreal labels_z = 5.5;
 constexpr qreal legend_z = 6.0;
 constexpr int frame_margin = 6;  // around the chart's title, axes and legend
-// The legend's rows under the plot are at most this many, taking at most this share of the
-// chart's height; where they would be more, the names go in a column at the right of the plot,
-// elided to the other share of the chart's width.
-constexpr std::size_t legend_max_rows = 3;
-constexpr qreal legend_rows_share = 0.25;
-constexpr qreal legend_name_share = 0.4;
+// The most of a widget's height a legend that does not fit a quarter of it may take.
+constexpr qreal crowded_legend_share = 0.5;
 constexpr qreal label_padding = 3.0;  // between a label's text and the edge of its box
 constexpr qreal label_gap = 3.0;      // between a label's box and its dot, or another box
 // An elided label keeps at least about this many characters.
@@ -205,20 +201,6 @@ QSizeF label_box_size(const QFontMetricsF& metrics, const QString& text) {
 QPen label_frame_pen(const QColor& colour, const QColor& background) {
     return QPen(blend(colour, background, faint_alpha), 1.0);
 }
-
-// The sizes of the legend's parts, from its font.
-struct LegendMetrics {
-    explicit LegendMetrics(const QFont& font)
-        : text(font), line(text.height()), sample(1.5 * line), gap(0.5 * line) {}
-
-    // An entry's width: its sample line, the gap and its name.
-    qreal width(qreal name) const { return sample + gap + name; }
-
-    QFontMetricsF text;
-    qreal line;    // a row's height
-    qreal sample;  // the sample line's length
-    qreal gap;     // between the sample and the name; twice that between two entries of a row
-};
 
 // Data to plot-area coordinates.
 class PlotMapping {
@@ -551,6 +533,14 @@ class QtChartsSurface::LegendLayer : public QGraphicsItem {
 
     QRectF boundingRect() const override { return bounds_; }
 
+    // What its samples and names cover.
+    QRectF area() const {
+        QRectF covered;
+        for (const Item& item : items_)
+            covered |= QRectF(item.sample.p1(), item.name_box.bottomRight()).normalized();
+        return covered;
+    }
+
     void paint(QPainter* painter, const QStyleOptionGraphicsItem*, QWidget*) override {
         const QColor background = surface_.background();
         painter->save();
@@ -877,97 +867,114 @@ void QtChartsSurface::fitAxes() {
     placeLegend();
 }
 
-// Under the plot in centred rows while they take little of the chart's height; else at its
-// right, top-aligned, one name a line, elided to a share of the chart's width, and only as many
-// as fit above the chart's bottom. The chart's margins keep the room free, so the plot area
-// shrinks by it.
-void QtChartsSurface::placeLegend() {
-    const LegendMetrics metrics(legend_font_);
+std::vector<const QtChartsSurface::Entry*> QtChartsSurface::listed() const {
+    std::vector<const Entry*> entries;
+    for (const Entry* entry : order_)
+        if (!entry->legend.isEmpty())
+            entries.push_back(entry);
+    return entries;
+}
+
+std::vector<qreal> QtChartsSurface::nameWidths(const std::vector<const Entry*>& entries,
+                                               const QFontMetricsF& text) {
+    std::vector<qreal> widths;
+    widths.reserve(entries.size());
+    for (const Entry* entry : entries)
+        widths.push_back(text.horizontalAdvance(entry->legend));
+    return widths;
+}
+
+LegendPlan QtChartsSurface::legendPlan(const std::vector<qreal>& name_widths,
+                                       const LegendSizes& sizes) const {
     const QSizeF size = chart_->size();
-    const qreal width = size.width() - 2 * frame_margin;
-    std::vector<LegendLayer::Item> items;
-    qreal longest = 0;  // the longest name
-    for (const Entry* entry : order_) {
-        if (entry->legend.isEmpty())
-            continue;
-        const qreal name = metrics.text.horizontalAdvance(entry->legend);
-        longest = std::max(longest, name);
-        items.push_back({.name = entry->legend,
-                         .style = entry->style,
-                         .sample = QLineF(),
-                         .name_box = QRectF(0, 0, name, metrics.line)});
-    }
-    // Rows under the plot, filled in order: an entry that would not fit the width starts the next
-    // row, and a name wider than a row on its own is elided to it.
-    struct Row {
-        std::size_t first = 0;  // index in items
-        qreal width = 0;
-    };
-    std::vector<Row> rows;
-    const qreal widest_name = std::max<qreal>(0, width - metrics.width(0));
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        const qreal entry = metrics.width(std::min(items[i].name_box.width(), widest_name));
-        if (rows.empty() || rows.back().width + 2 * metrics.gap + entry > width)
-            rows.push_back({.first = i, .width = entry});
-        else
-            rows.back().width += 2 * metrics.gap + entry;
-    }
-    const bool below = rows.size() <= legend_max_rows &&
-                       qreal(rows.size()) * metrics.line <= size.height() * legend_rows_share;
-    const qreal name_width = std::min(longest, size.width() * legend_name_share);
+    // A column beside the plot starts at its top and may reach the chart's bottom edge.
+    return plan_legend(name_widths, size, size.height() - chart_->plotArea().top() - frame_margin,
+                       sizes);
+}
+
+bool QtChartsSurface::legendFits(int max_rows) const {
+    const QFontMetricsF text(legend_font_);
+    const std::vector<qreal> names = nameWidths(listed(), text);
+    const LegendPlan plan = legendPlan(names, legend_sizes(text, frame_margin));
+    return names.empty() || plan.place == LegendPlace::Beside ||
+           (plan.place == LegendPlace::Below && plan.rows.size() <= std::size_t(max_rows));
+}
+
+// A legend that does not fit a quarter of the chart takes as many rows as it needs in a picture,
+// and in the widget (where ChartGrid did not move it out) as many as fit a share of its height.
+LegendPlan QtChartsSurface::drawnLegendPlan(const std::vector<qreal>& name_widths,
+                                            const LegendSizes& sizes) const {
+    const bool picture = legend_use_ == LegendUse::Picture;
+    if (!picture && !legend_shown_)
+        return {};
+    const LegendPlan plan = legendPlan(name_widths, sizes);
+    if (plan.place != LegendPlace::Nowhere)
+        return plan;
+    const QSizeF size = chart_->size();
+    return plan_legend_rows(
+        name_widths, size.width(),
+        picture ? std::numeric_limits<qreal>::infinity() : size.height() * crowded_legend_share,
+        sizes);
+}
+
+// Rows under the plot, each centred under it as far as the chart's width allows, or a column at
+// its right from its top; the chart's margins keep the room free, so the plot area shrinks by it.
+void QtChartsSurface::placeLegend() {
+    const QFontMetricsF text(legend_font_);
+    const LegendSizes sizes = legend_sizes(text, frame_margin);
+    const std::vector<const Entry*> entries = listed();
+    const std::vector<qreal> names = nameWidths(entries, text);
+    const LegendPlan plan = drawnLegendPlan(names, sizes);
+    const QSizeF size = chart_->size();
     QMargins margins(frame_margin, frame_margin, frame_margin, frame_margin);
-    if (!items.empty()) {
-        if (below)
-            margins.setBottom(frame_margin +
-                              int(std::ceil(qreal(rows.size()) * metrics.line + metrics.gap)));
-        else
-            margins.setRight(frame_margin +
-                             int(std::ceil(2 * metrics.gap + metrics.width(name_width))));
-    }
+    if (plan.place == LegendPlace::Below)
+        margins.setBottom(frame_margin + int(std::ceil(plan.size.height())));
+    else if (plan.place == LegendPlace::Beside)
+        margins.setRight(frame_margin + int(std::ceil(plan.size.width())));
     if (chart_->margins() != margins)
         chart_->setMargins(margins);
 
     const QRectF plot = chart_->plotArea();
-    const auto place = [&metrics](LegendLayer::Item& item, QPointF at, qreal name_room) {
-        if (item.name_box.width() > name_room) {
-            item.name = metrics.text.elidedText(item.name, Qt::ElideRight, name_room);
-            item.name_box.setWidth(name_room);
-        }
-        const qreal middle = at.y() + metrics.line / 2;
-        item.sample = QLineF(at.x(), middle, at.x() + metrics.sample, middle);
-        item.name_box.moveTopLeft(at + QPointF(metrics.sample + metrics.gap, 0));
+    const auto row_start = [&](std::size_t r) {
+        if (plan.place == LegendPlace::Beside)
+            return QPointF(size.width() - margins.right() + 2 * sizes.gap,
+                           plot.top() + qreal(r) * sizes.line);
+        const qreal width = plan.rows[r].width;
+        return QPointF(
+            std::clamp(plot.center().x() - width / 2, qreal(frame_margin),
+                       std::max<qreal>(frame_margin, size.width() - frame_margin - width)),
+            size.height() - frame_margin - qreal(plan.rows.size() - r) * sizes.line);
     };
-    if (below) {
-        // Each row centred under the plot, as far as the chart's width allows.
-        for (std::size_t r = 0; r < rows.size(); ++r) {
-            const std::size_t end = r + 1 < rows.size() ? rows[r + 1].first : items.size();
-            QPointF at(std::clamp(plot.center().x() - rows[r].width / 2, qreal(frame_margin),
-                                  std::max<qreal>(frame_margin,
-                                                  size.width() - frame_margin - rows[r].width)),
-                       size.height() - frame_margin - qreal(rows.size() - r) * metrics.line);
-            for (std::size_t i = rows[r].first; i < end; ++i) {
-                place(items[i], at, widest_name);
-                at.rx() += metrics.width(items[i].name_box.width()) + 2 * metrics.gap;
-            }
+    std::vector<LegendLayer::Item> items;
+    for (std::size_t r = 0; r < plan.rows.size(); ++r) {
+        const LegendRow& row = plan.rows[r];
+        const std::vector<LegendSlot> entry_slots =
+            place_legend_row(row, row_start(r), names, plan.name_width, sizes);
+        for (std::size_t i = 0; i < row.count; ++i) {
+            const Entry& entry = *entries[row.first + i];
+            items.push_back({.name = text.elidedText(entry.legend, Qt::ElideMiddle,
+                                                     entry_slots[i].name_box.width()),
+                             .style = entry.style,
+                             .sample = entry_slots[i].sample,
+                             .name_box = entry_slots[i].name_box});
         }
-    } else {
-        QPointF at(size.width() - margins.right() + 2 * metrics.gap, plot.top());
-        std::size_t fitting = 0;
-        for (LegendLayer::Item& item : items) {
-            if (at.y() + metrics.line > size.height() - frame_margin)
-                break;
-            place(item, at, name_width);
-            item.name_box.setWidth(name_width);
-            at.ry() += metrics.line;
-            ++fitting;
-        }
-        items.resize(fitting);
     }
     legend_->setItems(std::move(items));
 }
 
+void QtChartsSurface::setLegendShown(bool shown) {
+    if (shown == legend_shown_)
+        return;
+    legend_shown_ = shown;
+    placeLegend();
+}
+
 const QtChartsSurface::DrawnLabels& QtChartsSurface::drawnLabels() const {
     return labels_->drawn();
+}
+
+QRectF QtChartsSurface::legendArea() const {
+    return legend_->area();
 }
 
 void QtChartsSurface::setDarkTheme(bool dark) {
@@ -1020,6 +1027,7 @@ void QtChartsSurface::render(QPainter& painter, const QRectF& target) {
     // The cached layer is drawn afresh so that an SVG gets lines, not a picture of them.
     const QSizeF shown = chart_->size();
     settled_->setCacheMode(QGraphicsItem::NoCache);
+    legend_use_ = LegendUse::Picture;
     chart_->resize(target.size());
     placeLegend();  // its room, for the new layout
     chart_->layout()->activate();
@@ -1027,6 +1035,7 @@ void QtChartsSurface::render(QPainter& painter, const QRectF& target) {
     painter.setRenderHint(QPainter::Antialiasing);
     chart_->scene()->render(&painter, target, QRectF(chart_->pos(), target.size()));
     painter.restore();
+    legend_use_ = LegendUse::Widget;
     chart_->resize(shown);
     placeLegend();
     chart_->layout()->activate();

@@ -8,11 +8,13 @@
 
 #include "chart_surface.h"
 #include "label_layout.h"
+#include "legend_layout.h"
 
 QT_BEGIN_NAMESPACE
 class QAbstractAxis;
 class QChart;
 class QChartView;
+class QFontMetricsF;
 class QGraphicsItem;
 QT_END_NAMESPACE
 
@@ -32,6 +34,7 @@ namespace scalelab {
 // The legend is a graphics item of this class too, in room kept free by the chart's margins: Qt
 // Charts' legend needs a QLineSeries per entry, and each series with its legend marker held about
 // 30 KiB (graphics items, a text document per marker), 15 MiB for a window showing 100 runs.
+// It takes at most a quarter of the chart (plan_legend()).
 //
 // Labels are laid out together (lay_out_labels()) each time they are drawn, so that the window
 // and an export each get a layout for their own size and font.
@@ -80,17 +83,26 @@ class QtChartsSurface final : public ChartSurface {
     void fitAxes() override;
     void setDarkTheme(bool dark) override;
     void setFontScale(qreal scale) override;
+    void setLegendShown(bool shown) override;
+    bool legendFits(int max_rows) const override;
     void render(QPainter& painter, const QRectF& target) override;
 
     // The labels as the last drawing (of the widget, or by render()) laid them out, in the
     // order they were set: what the tests of their layout look at.
     const DrawnLabels& drawnLabels() const;
+    // The rectangle the legend's samples and names take in the widget's chart; empty when it
+    // draws none.
+    QRectF legendArea() const;
 
   private:
     class PlotAreaItem;
     class PlotLayer;
     class LabelLayer;
     class LegendLayer;
+
+    // Whom the legend is laid out for: the widget draws it where it fits (and is shown), a
+    // picture (render()) always.
+    enum class LegendUse { Widget, Picture };
 
     enum class Kind { Curve, VerticalLine, HorizontalLine, Label };
 
@@ -135,7 +147,17 @@ class QtChartsSurface final : public ChartSurface {
     void updateShown(Entry& entry);
     void touch(Entry& entry);
     void applyFonts();
-    // Keeps room for the legend under the plot or at its right, and lays it out there.
+    // The entries the legend lists, in the drawing order.
+    std::vector<const Entry*> listed() const;
+    static std::vector<qreal> nameWidths(const std::vector<const Entry*>& entries,
+                                         const QFontMetricsF& text);
+    // Where a legend of names `name_widths` wide goes on the chart at its current size.
+    LegendPlan legendPlan(const std::vector<qreal>& name_widths, const LegendSizes& sizes) const;
+    // The legend to draw for legend_use_: none where the widget's is hidden.
+    LegendPlan drawnLegendPlan(const std::vector<qreal>& name_widths,
+                               const LegendSizes& sizes) const;
+    // Keeps room for the legend under the plot or at its right, and lays it out there, for
+    // legend_use_.
     void placeLegend();
     void applyBackground();
     // Puts `axis` in place of the axis of `orientation` in use (deleted), keeping its title.
@@ -157,6 +179,8 @@ class QtChartsSurface final : public ChartSurface {
     bool log_y_ = false;
     bool dark_ = false;
     qreal font_scale_ = 1.0;
+    bool legend_shown_ = true;
+    LegendUse legend_use_ = LegendUse::Widget;  // a picture's while render() draws one
     Ranges ranges_;
     int batch_ = 0;
     std::map<QString, Entry> entries_;

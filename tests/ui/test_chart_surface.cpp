@@ -401,23 +401,73 @@ class TestChartSurface : public QObject {
                  qPrintable(QString::number(samples.bounds.height())));
     }
 
-    void manyLongNamesGoToTheRight() {
+    // Rows that would take more than a quarter of the chart's height, and a column more than a
+    // quarter of its width, do not fit; the widget still lists what fits half its height.
+    void manyLongNamesDoNotFitAQuarterOfASmallChart() {
+        surface_->widget()->resize(400, 250);
+        surface_->setFontScale(1.5);
         const QRectF one_name = laid_out_plot(*surface_);
+        QVERIFY(surface_->legendFits(1));
         const QRectF many_names =
             laid_out_plot(*surface_, 12, QStringLiteral("a rather long name for run number %1"));
-        QVERIFY2(
-            many_names.width() < one_name.width() - 100,
-            qPrintable(
-                QStringLiteral("%1 wide, was %2").arg(many_names.width()).arg(one_name.width())));
-        // No row under the plot any more: it is taller.
-        QVERIFY(many_names.height() > one_name.height());
+        QVERIFY(!surface_->legendFits(1));
+        QVERIFY(!surface_->legendFits(100));
+        QCOMPARE(many_names.width(), one_name.width());
+        const QRectF legend = qt_surface().legendArea();
+        QVERIFY2(legend.top() > many_names.bottom() && legend.height() <= 250 / 2,
+                 qPrintable(rect_text(legend)));
+    }
 
-        const QImage image = rendered(*surface_);
-        const QRect right(int(many_names.right()) + 5, 0, chart_size.width(), chart_size.height());
-        const ColourFound samples = find_colour(image.copy(right), Qt::blue);
-        QVERIFY2(samples.count > 10 * 12, qPrintable(QString::number(samples.count)));
-        // One a line, from the top of the plot down.
-        QVERIFY(samples.bounds.height() > 8 * QFontMetrics(QApplication::font()).height());
+    void aFewShortNamesFitOneRow() {
+        laid_out_plot(*surface_, 2, QStringLiteral("run %1"));
+        QVERIFY(surface_->legendFits(1));
+        const QRectF legend = qt_surface().legendArea();
+        QVERIFY2(legend.top() > chart_of(*surface_)->plotArea().bottom(),
+                 qPrintable(rect_text(legend)));
+        QVERIFY(legend.height() < QFontMetricsF(QApplication::font()).height() * 1.5);
+    }
+
+    // On charts from small to large, at both font scales, with one to twelve names short or
+    // long: a legend that fits takes at most a quarter of the chart's height under the plot or a
+    // quarter of its width beside it.
+    void aLegendThatFitsTakesAQuarterOfItsChartAtMost() {
+        for (const QSize size : {QSize(300, 200), QSize(400, 200), QSize(600, 400),
+                                 QSize(1400, 260), QSize(500, 900), QSize(1000, 600)})
+            for (const qreal scale : {1.0, 1.5})
+                for (const int runs : {1, 4, 9, 12})
+                    for (const QString& name : {QStringLiteral("run %1"),
+                                                QStringLiteral("batch 2x256, lr 3.2, run %1")}) {
+                        surface_->clearSeries();
+                        surface_->widget()->resize(size);
+                        surface_->setFontScale(scale);
+                        const QRectF plot = laid_out_plot(*surface_, runs, name);
+                        if (!surface_->legendFits(runs))
+                            continue;
+                        const QRectF legend = qt_surface().legendArea();
+                        const bool below =
+                            legend.top() > plot.bottom() && legend.height() <= size.height() / 4.0;
+                        const bool beside =
+                            legend.left() > plot.right() && legend.width() <= size.width() / 4.0;
+                        QVERIFY2(below || beside,
+                                 qPrintable(rect_text(legend) + rect_text(plot) + name.arg(runs)));
+                    }
+    }
+
+    void aHiddenLegendIsStillInTheExport() {
+        laid_out_plot(*surface_, 12, QStringLiteral("a rather long name for run number %1"));
+        surface_->setLegendShown(false);
+        QCoreApplication::processEvents();
+        QVERIFY(qt_surface().legendArea().isEmpty());
+        const QByteArray svg = svg_of(*surface_, QSize(400, 250));
+        // Every name, elided in its middle to fit.
+        QCOMPARE(svg.count(">a rather"), 12);
+        for (int i = 0; i < 12; ++i)
+            QVERIFY2(svg.contains(QStringLiteral("umber %1<").arg(i).toUtf8()),
+                     qPrintable(QString::number(i)));
+        // The widget keeps its chart without a legend.
+        QVERIFY(qt_surface().legendArea().isEmpty());
+        surface_->setLegendShown(true);
+        QVERIFY(!qt_surface().legendArea().isEmpty());
     }
 
     // Twelve long labels at nearly one point at the plot's top right, and some at its other
