@@ -470,6 +470,37 @@ class TestChartSurface : public QObject {
         QVERIFY(!qt_surface().legendArea().isEmpty());
     }
 
+    void tickLabelsGrowWithTheFontScale() {
+        const auto tick_size = [this] {
+            return chart_of(*surface_)->axes(Qt::Horizontal).front()->labelsFont().pointSizeF();
+        };
+        const qreal normal = tick_size();
+        surface_->setFontScale(1.5);
+        QVERIFY2(tick_size() > normal * 1.4, qPrintable(QString::number(tick_size())));
+        // A new axis and a new theme keep the scale.
+        surface_->setLogX(true);
+        surface_->setDarkTheme(true);
+        QVERIFY2(tick_size() > normal * 1.4, qPrintable(QString::number(tick_size())));
+        // Drawn larger: the x axis' labels under the plot reach further down.
+        const auto ticks_height = [this] {
+            const QImage image = rendered(*surface_);
+            const QRectF plot = chart_of(*surface_)->plotArea();
+            // Between the plot and the axis title: the tick labels, lighter than the background.
+            int rows = 0;
+            for (int y = int(plot.bottom()) + 3; y < int(plot.bottom()) + 40; ++y)
+                for (int x = int(plot.left()); x < int(plot.right()); ++x)
+                    if (image.pixelColor(x, y).lightness() > 150) {
+                        ++rows;
+                        break;
+                    }
+            return rows;
+        };
+        const int large = ticks_height();
+        surface_->setFontScale(1.0);
+        const int small = ticks_height();
+        QVERIFY2(large > small, qPrintable(QStringLiteral("%1 against %2").arg(large).arg(small)));
+    }
+
     // Twelve long labels at nearly one point at the plot's top right, and some at its other
     // corners: in the window and in an export, no two boxes overlap, each is inside the plot,
     // and each holds its text whole or elided.
