@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "chart_legend.h"
 #include "curve_decimation.h"
 #include "curve_smoothing.h"
 #include "run_annotations.h"
@@ -30,6 +31,10 @@ constexpr int slider_steps = 100;  // the smoothing slider moves in steps of 0.0
 // The grid layout's columns: a multiple of every row's chart count, so that each chart of a row
 // spans an equal share of them.
 constexpr int layout_columns = 6;
+// A chart keeps its own legend while the legend fits one row under it (or a column beside it):
+// where each chart would need more rows, one shared legend under the grid takes less room than
+// the charts' copies of it, and leaves the plots taller.
+constexpr int legend_rows_on_a_chart = 1;
 
 Metric metric_of(ChartKind kind) {
     switch (kind) {
@@ -165,10 +170,14 @@ ChartGrid::ChartGrid(RunCollection& runs, QWidget* parent) : QWidget(parent), ru
     chart(ChartKind::NoiseScale).setLogY(true);
     updateAxisTitles();
 
+    shared_legend_ = new ChartLegend;
+    shared_legend_->hide();
+
     auto* layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(createControls());
     layout->addLayout(chart_layout_, 1);
+    layout->addWidget(shared_legend_);
     setShownCharts({default_shown_charts.begin(), default_shown_charts.end()});
 
     redraw_timer_.setSingleShot(true);
@@ -228,12 +237,19 @@ QWidget* ChartGrid::createControls() {
         }
     });
 
+    legend_box_ = new QCheckBox(tr("Le&gend"));
+    legend_box_->setObjectName(QStringLiteral("legendToggle"));
+    legend_box_->setChecked(legend_shown_);
+    legend_box_->setToolTip(
+        tr("Show the runs' names and colours on the charts (exports always have them)"));
+    connect(legend_box_, &QCheckBox::toggled, this, &ChartGrid::setLegendShown);
+
     // A tool bar rather than a row: on a narrow window the controls that do not fit move into
     // its extension menu (») instead of widening the window.
     controls->setIconSize(QSize(16, 16));
     for (QWidget* control : std::initializer_list<QWidget*>{
              x_label, x_axis_box_, nullptr, smoothing_label, smoothing_slider_, smoothing_value_,
-             nullptr, log_loss_box_, nullptr, noise_scale_box_}) {
+             nullptr, log_loss_box_, nullptr, noise_scale_box_, nullptr, legend_box_}) {
         if (control == nullptr)
             controls->addSeparator();
         else
@@ -288,6 +304,7 @@ bool ChartGrid::setShownCharts(const std::vector<ChartKind>& charts) {
     const QSignalBlocker blocker(noise_scale_box_);
     noise_scale_box_->setChecked(distinct.contains(ChartKind::NoiseScale));
     layOutCharts();
+    updateLegends();
     return true;
 }
 
@@ -356,7 +373,49 @@ bool ChartGrid::setFontScale(double scale) {
         return false;
     for (auto& surface : charts_)
         surface->setFontScale(scale);
+    shared_legend_->setFontScale(scale);
+    updateLegends();
     return true;
+}
+
+void ChartGrid::setLegendShown(bool shown) {
+    if (shown == legend_shown_)
+        return;
+    legend_shown_ = shown;
+    const QSignalBlocker blocker(legend_box_);
+    legend_box_->setChecked(shown);
+    updateLegends();
+    emit legendShownChanged(shown);
+}
+
+void ChartGrid::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    updateLegends();
+}
+
+// Whether the charts' legends fit is judged at the charts' sizes as laid out now. Showing the
+// shared legend makes the charts shorter, so their legends fit no better; hiding it makes them
+// taller, so they fit still: the choice holds once the layout follows it.
+void ChartGrid::updateLegends() {
+    std::vector<ChartLegend::Entry> entries;
+    for (const int id : runs_.ids()) {
+        const RunRecord* record = runs_.find(id);
+        const QString key = seriesKey(id, SeriesPart::Curve);
+        const bool drawn = std::any_of(charts_.begin(), charts_.end(), [&key](const auto& surface) {
+            return surface->hasSeries(key);
+        });
+        if (record != nullptr && drawn)
+            entries.push_back({.name = record->name, .colour = run_colour(record->colour)});
+    }
+    shared_legend_->setEntries(std::move(entries));
+
+    layout()->activate();
+    const bool each_fits = std::all_of(shown_.begin(), shown_.end(), [this](ChartKind kind) {
+        return chart(kind).legendFits(legend_rows_on_a_chart);
+    });
+    for (auto& surface : charts_)
+        surface->setLegendShown(legend_shown_ && each_fits);
+    shared_legend_->setVisible(legend_shown_ && !each_fits);
 }
 
 void ChartGrid::updateAxisTitles() {
@@ -390,6 +449,7 @@ void ChartGrid::redrawNow() {
     }
     for (auto& surface : charts_)
         surface->fitAxes();
+    updateLegends();
     ++redraw_count_;
     emit redrawn();
 }

@@ -19,6 +19,7 @@ class QSlider;
 
 namespace scalelab {
 
+class ChartLegend;
 class RunCollection;
 struct RunRecord;
 
@@ -53,9 +54,14 @@ enum class SeriesPart { Curve, Raw, WarmupEnd, GlobalBatch };
 
 // Training loss, validation accuracy, images/s, learning rate and gradient noise scale of the
 // visible runs of a RunCollection, side by side in a grid, with the controls they share above
-// them: the x axis, the smoothing weight (TensorBoard's debiased EMA), a log scale for the loss
-// and whether the noise-scale chart is shown. Which charts the grid shows is settable (a lesson
-// shows only those it is about); hidden charts are still drawn, so chart(kind) always works.
+// them: the x axis, the smoothing weight (TensorBoard's debiased EMA), a log scale for the loss,
+// whether the noise-scale chart is shown and whether legends are. Which charts the grid shows is
+// settable (a lesson shows only those it is about); hidden charts are still drawn, so chart(kind)
+// always works.
+//
+// Every chart shows the same runs in the same colours. Each chart draws its own legend where
+// every shown chart's fits it in one row (ChartSurface::legendFits()); else one legend under the
+// grid lists the runs, and the charts draw none.
 //
 // Each visible run's annotations (run_annotations()) that have a point are written beside it on
 // the chart of their metric, in the run's colour.
@@ -92,6 +98,11 @@ class ChartGrid : public QWidget {
     XAxis xAxis() const { return x_axis_; }
     double smoothing() const { return smoothing_; }
     bool logLoss() const;
+    // Whether legends are shown (the charts' own, or the one under the grid); exports always
+    // have theirs.
+    bool legendShown() const { return legend_shown_; }
+    // The legend under the grid, shown where the charts' own would not fit.
+    const ChartLegend& sharedLegend() const { return *shared_legend_; }
     // Redraws done so far (each redraws every run that was dirty).
     int redrawCount() const { return redraw_count_; }
 
@@ -106,11 +117,18 @@ class ChartGrid : public QWidget {
     void setDarkTheme(bool dark);
     // Multiplies every chart font (presenter mode); false, changing nothing, unless scale > 0.
     bool setFontScale(double scale);
+    // Shows or hides the legends, as the Legend box above the charts does (it follows).
+    void setLegendShown(bool shown);
     // Redraws the dirty runs now instead of at the next timer tick.
     void redrawNow();
 
   signals:
     void redrawn();
+    // The legends were shown or hidden (from the box or setLegendShown()).
+    void legendShownChanged(bool shown);
+
+  protected:
+    void resizeEvent(QResizeEvent* event) override;
 
   private:
     QWidget* createControls();
@@ -124,6 +142,8 @@ class ChartGrid : public QWidget {
     void eraseRun(int id);
     void updateAxisTitles();
     void layOutCharts();
+    // Lists the drawn runs in the shared legend, and shows it or the charts' own (or neither).
+    void updateLegends();
 
     RunCollection& runs_;
     std::array<std::unique_ptr<ChartSurface>, chart_kind_count> charts_;
@@ -134,9 +154,12 @@ class ChartGrid : public QWidget {
     QLabel* smoothing_value_ = nullptr;
     QCheckBox* log_loss_box_ = nullptr;
     QCheckBox* noise_scale_box_ = nullptr;
+    QCheckBox* legend_box_ = nullptr;
+    ChartLegend* shared_legend_ = nullptr;
 
     XAxis x_axis_ = XAxis::Step;
     double smoothing_ = default_smoothing;
+    bool legend_shown_ = true;
     QTimer redraw_timer_;
     std::set<int> dirty_;              // runs to redraw (or erase, once hidden or removed)
     std::set<int> drawn_;              // runs with series on the charts

@@ -163,6 +163,41 @@ class TestChartExport : public QObject {
         QVERIFY(texts.contains(QStringLiteral("Images/s")));
     }
 
+    // Eight runs, six with long names that reach their target at the same point: the window
+    // lists them under its grid (or not at all), but each exported chart lists every run, and
+    // the accuracy chart has each target's label.
+    void everyExportedChartListsEveryRun() {
+        const QStringList words = {QStringLiteral("gamma"),   QStringLiteral("delta"),
+                                   QStringLiteral("epsilon"), QStringLiteral("zeta"),
+                                   QStringLiteral("eta"),     QStringLiteral("theta")};
+        for (const QString& word : words) {
+            auto run = chart_test_run(
+                word + QStringLiteral(": batch 2x256, lr 3.2, warm-up 5 epochs"), 400, 100);
+            run.targets.push_back(
+                {.target = 0.5, .seconds = 1.0, .step = 100, .epoch = 1, .images = 6400});
+            charts_->runs.add(std::move(run));
+        }
+        QVERIFY(charts_->grid.setFontScale(1.5));
+        charts_->grid.redrawNow();
+        charts_->grid.setLegendShown(false);
+
+        const QString path = dir_.filePath(QStringLiteral("crowded.svg"));
+        QString error;
+        QVERIFY2(scalelab::export_grid_svg(charts_->grid, path, &error), qPrintable(error));
+        const QStringList texts = svg_texts(path, &error);
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+        const int charts = int(charts_->grid.shownCharts().size());
+        QCOMPARE(texts.count(QStringLiteral("alpha-run")), charts);
+        QCOMPARE(texts.count(QStringLiteral("beta-run")), charts);
+        for (const QString& word : words) {
+            // Whole or elided in the middle, by their beginning and end.
+            const QStringList named =
+                texts.filter(QRegularExpression(QStringLiteral("^%1: batch.*epochs$").arg(word)));
+            QVERIFY2(named.size() == charts, qPrintable(word + ": " + named.join(" | ")));
+        }
+        QCOMPARE(texts.filter(QStringLiteral("reached 0.50 at epoch 1")).size(), 6);
+    }
+
     void aMissingFolderIsNamedInTheError() {
         const QString path = dir_.filePath(QStringLiteral("no-such-folder/loss.png"));
         QString error;

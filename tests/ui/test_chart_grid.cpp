@@ -1,7 +1,9 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QHelpEvent>
 #include <QLogValueAxis>
+#include <QToolTip>
 #include <QValueAxis>
 #include <QtTest>
 
@@ -9,17 +11,23 @@
 #include <cmath>
 #include <limits>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "chart_grid.h"
+#include "chart_legend.h"
 #include "chart_test_runs.h"
+#include "qt_charts_surface.h"
+#include "rect_text.h"
 #include "run_collection.h"
 #include "run_palette.h"
 
 using scalelab::ChartGrid;
 using scalelab::ChartKind;
+using scalelab::ChartLegend;
 using scalelab::Metric;
 using scalelab::MetricPoint;
+using scalelab::QtChartsSurface;
 using scalelab::RunRecord;
 using scalelab::RunState;
 using scalelab::SeriesPart;
@@ -27,6 +35,7 @@ using scalelab::SeriesStyle;
 using scalelab::XAxis;
 using scalelab::testing::chart_test_run;
 using scalelab::testing::ChartTestGrid;
+using scalelab::testing::rect_text;
 
 namespace {
 
@@ -73,6 +82,35 @@ RunRecord diverged(RunRecord run) {
     run.step = nan.step;
     run.state = RunState::Diverged;
     return run;
+}
+
+// The room the chart's own legend takes; empty when it draws none.
+QRectF legend_area(ChartGrid& grid, ChartKind kind) {
+    return dynamic_cast<QtChartsSurface&>(grid.chart(kind)).legendArea();
+}
+
+// Runs named `name` with %1 their number, drawn and laid out.
+std::vector<int> add_runs(scalelab::testing::ChartTestGrid& charts, int count,
+                          const QString& name) {
+    std::vector<int> ids;
+    for (int i = 0; i < count; ++i)
+        ids.push_back(charts.runs.add(chart_test_run(name.arg(i + 1), 200)));
+    charts.grid.redrawNow();
+    QCoreApplication::processEvents();
+    return ids;
+}
+
+// The tool tips `widget` shows for the pointer resting anywhere on it.
+std::set<QString> tool_tips(QWidget& widget) {
+    std::set<QString> tips;
+    for (int y = 0; y < widget.height(); y += 3)
+        for (int x = 0; x < widget.width(); x += 10) {
+            QHelpEvent help(QEvent::ToolTip, QPoint(x, y), widget.mapToGlobal(QPoint(x, y)));
+            QCoreApplication::sendEvent(&widget, &help);
+            if (QToolTip::isVisible())
+                tips.insert(QToolTip::text());
+        }
+    return tips;
 }
 
 }  // namespace
@@ -467,7 +505,134 @@ class TestChartGrid : public QObject {
         QVERIFY(!charts_->grid.chart(ChartKind::ValAccuracy).hasSeries(reached));
     }
 
+    // Eight long names on small charts in presenter mode: the charts draw no legend, the one
+    // under the grid lists all eight runs in their colours.
+    void manyLongNamesMoveToOneLegendUnderTheGrid() {
+        charts_->grid.resize(800, 600);
+        QVERIFY(charts_->grid.setFontScale(1.5));
+        const std::vector<int> ids =
+            add_runs(*charts_, 8, QStringLiteral("batch 2x256, lr 3.2, warm-up 5 epochs, run %1"));
+        const ChartLegend& shared = charts_->grid.sharedLegend();
+        QVERIFY(shared.isVisible());
+        QCOMPARE(shared.entries().size(), std::size_t(8));
+        for (std::size_t i = 0; i < ids.size(); ++i) {
+            QCOMPARE(shared.entries()[i].name, charts_->runs.find(ids[i])->name);
+            QCOMPARE(shared.entries()[i].colour,
+                     scalelab::run_colour(charts_->runs.find(ids[i])->colour));
+        }
+        for (const ChartKind kind : charts_->grid.shownCharts()) {
+            QVERIFY(legend_area(charts_->grid, kind).isEmpty());
+            // Under every chart.
+            QVERIFY(shared.geometry().top() >=
+                    charts_->grid.chart(kind).widget()->geometry().bottom());
+        }
+        // Every name is shown, whole or elided in its middle; resting the pointer on an elided
+        // one shows it whole.
+        const std::vector<QString> shown = shared.shownNames();
+        for (const QString& name : shown)
+            QVERIFY2(name.startsWith(QStringLiteral("batch")), qPrintable(name));
+        QVERIFY(shared.height() >= shared.heightForWidth(shared.width()));
+        const auto elided =
+            std::size_t(std::count_if(shown.begin(), shown.end(), [](const QString& name) {
+                return name.contains(QChar(0x2026));
+            }));
+        QVERIFY(elided > 0);
+        QCOMPARE(tool_tips(*charts_->grid.findChild<ChartLegend*>()).size(), elided);
+    }
+
+    void twoShortNamesStayOnEachChart() {
+        charts_->grid.resize(1600, 1000);
+        add_runs(*charts_, 2, QStringLiteral("run %1"));
+        QVERIFY(!charts_->grid.sharedLegend().isVisible());
+        for (const ChartKind kind : charts_->grid.shownCharts()) {
+            const QRectF legend = legend_area(charts_->grid, kind);
+            const QRectF plot = chart_of(charts_->grid, kind)->plotArea();
+            QVERIFY2(!legend.isEmpty() && legend.top() > plot.bottom(),
+                     qPrintable(rect_text(legend) + rect_text(plot)));
+        }
+    }
+
+    // Names that fit each chart in a few rows are still listed once under the grid: one list
+    // takes less room than four.
+    void namesNeedingSeveralRowsOnEachChartAreListedOnce() {
+        charts_->grid.resize(1600, 1000);
+        add_runs(*charts_, 8, QStringLiteral("batch 2x256, lr 3.2, warm-up 5 epochs, run %1"));
+        const scalelab::ChartSurface& loss = charts_->grid.chart(ChartKind::TrainLoss);
+        QVERIFY(loss.legendFits(8));
+        QVERIFY(!loss.legendFits(1));
+        QVERIFY(charts_->grid.sharedLegend().isVisible());
+        QVERIFY(legend_area(charts_->grid, ChartKind::TrainLoss).isEmpty());
+    }
+
+    // Grids from a projector's to a large screen's, with one to eight runs, in presenter mode
+    // and not: each chart's legend takes a quarter of its chart at most, and the runs are
+    // listed on the charts or under them.
+    void aChartsLegendTakesAQuarterOfItAtMost() {
+        std::vector<int> ids;
+        for (const int runs : {1, 3, 8}) {
+            while (int(ids.size()) < runs)
+                ids.push_back(charts_->runs.add(chart_test_run(
+                    QStringLiteral("batch 2x%1, lr 0.4, warm-up").arg(32 << ids.size()), 100)));
+            charts_->grid.redrawNow();
+            for (const QSize size : {QSize(1000, 650), QSize(1600, 950), QSize(700, 450)})
+                for (const double scale : {1.0, 1.5}) {
+                    charts_->grid.resize(size);
+                    QVERIFY(charts_->grid.setFontScale(scale));
+                    QCoreApplication::processEvents();
+                    checkLegendsTakeAQuarterAtMost();
+                }
+        }
+    }
+
+    void theLegendBoxHidesAndShowsTheLegends() {
+        add_runs(*charts_, 2, QStringLiteral("run %1"));
+        auto* box = charts_->grid.findChild<QCheckBox*>(QStringLiteral("legendToggle"));
+        QVERIFY(box != nullptr);
+        QVERIFY(box->isChecked());
+        QVERIFY(charts_->grid.legendShown());
+        QSignalSpy changed(&charts_->grid, &ChartGrid::legendShownChanged);
+
+        box->click();
+        QVERIFY(!charts_->grid.legendShown());
+        QCOMPARE(changed.size(), 1);
+        QCOMPARE(changed.front().front().toBool(), false);
+        for (const ChartKind kind : charts_->grid.shownCharts())
+            QVERIFY(legend_area(charts_->grid, kind).isEmpty());
+        QVERIFY(!charts_->grid.sharedLegend().isVisible());
+        // Nor does it come back with more runs.
+        add_runs(*charts_, 8, QStringLiteral("another rather long run name %1"));
+        QVERIFY(!charts_->grid.sharedLegend().isVisible());
+        QVERIFY(legend_area(charts_->grid, ChartKind::TrainLoss).isEmpty());
+
+        charts_->grid.setLegendShown(true);
+        QVERIFY(box->isChecked());
+        QCOMPARE(changed.size(), 2);
+        QCOMPARE(changed.back().front().toBool(), true);
+        QVERIFY(charts_->grid.sharedLegend().isVisible() ||
+                !legend_area(charts_->grid, ChartKind::TrainLoss).isEmpty());
+    }
+
   private:
+    // Every shown chart's legend: none, or at most a quarter of its chart's height under the
+    // plot or of its width beside it; and where the charts draw none, the shared one is shown.
+    void checkLegendsTakeAQuarterAtMost() {
+        bool charts_list_runs = true;
+        for (const ChartKind kind : charts_->grid.shownCharts()) {
+            const QRectF legend = legend_area(charts_->grid, kind);
+            QChart* chart = chart_of(charts_->grid, kind);
+            const QSizeF size = chart->size();
+            const QRectF plot = chart->plotArea();
+            charts_list_runs = charts_list_runs && !legend.isEmpty();
+            if (legend.isEmpty())
+                continue;
+            const bool below = legend.top() > plot.bottom() && legend.height() <= size.height() / 4;
+            const bool beside = legend.left() > plot.right() && legend.width() <= size.width() / 4;
+            QVERIFY2(below || beside, qPrintable(rect_text(legend) + rect_text(plot) +
+                                                 rect_text(QRectF(QPointF(), size))));
+        }
+        QCOMPARE(charts_->grid.sharedLegend().isVisible(), !charts_list_runs);
+    }
+
     std::unique_ptr<ChartTestGrid> charts_;
 };
 
