@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "chart_style.h"
+#include "colour_contrast.h"
 #include "scaled_font.h"
 
 namespace scalelab {
@@ -431,7 +432,9 @@ class QtChartsSurface::LabelLayer : public PlotAreaItem {
             painter->setPen(label_frame_pen(label.colour, background));
             painter->setBrush(background);
             painter->drawRect(label.placed.box);
-            painter->setPen(label.colour);
+            // Text in the series' hue, dark or light enough to read (a line needs 3:1 on the
+            // background, text 4.5:1).
+            painter->setPen(readable_on(label.colour, background, text_contrast));
             painter->drawText(label.placed.box, Qt::AlignCenter, label.shown);
         }
         for (const DrawnLabel& label : drawn_.labels)

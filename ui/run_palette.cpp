@@ -26,9 +26,4 @@ QColor run_colour(int index) {
     return run_colour(index, current_theme());
 }
 
-QColor run_text_colour(int index) {
-    const Theme theme = current_theme();
-    return readable_on(run_colour(index, theme), background_of(theme), text_contrast);
-}
-
 }  // namespace scalelab

@@ -17,7 +17,4 @@ QColor run_colour(int index, Theme theme);
 // In the application's current theme.
 QColor run_colour(int index);
 
-// A run's colour for text (its name, a note on a chart): 4.5:1 against the chart background.
-QColor run_text_colour(int index);
-
 }  // namespace scalelab

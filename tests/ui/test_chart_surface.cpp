@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "chart_surface.h"
+#include "colour_contrast.h"
 #include "qt_charts_surface.h"
 #include "rect_text.h"
 
@@ -539,6 +540,27 @@ class TestChartSurface : public QObject {
         for (const QGraphicsItem* item : view->scene()->items(dropped->dot))
             tips.append(item->toolTip().split(QLatin1Char('\n')));
         QVERIFY2(tips.contains(text), qPrintable(tips.join(" | ")));
+    }
+
+    // A label in a pale series colour is written dark enough to read on the chart (4.5:1).
+    void aPaleLabelIsWrittenReadably() {
+        SeriesStyle pale = label_style();
+        pale.colour = QColor(0xf0, 0xe4, 0x42);  // 1.3:1 on white
+        surface_->setLabel(QStringLiteral("note"), {5.0, 0.5},
+                           QStringLiteral("reached 0.50 at epoch 1"), pale);
+        surface_->fitAxes();
+        auto* view = qobject_cast<QChartView*>(surface_->widget());
+        const QImage image = view->grab().toImage();
+        QCOMPARE(qt_surface().drawnLabels().labels.size(), std::size_t{1});
+        const QRect box = view->mapFromScene(qt_surface().drawnLabels().labels[0].placed.box)
+                              .boundingRect()
+                              .adjusted(3, 3, -3, -3);  // inside its frame
+        double darkest = 1.0;
+        for (int y = box.top(); y <= box.bottom(); ++y)
+            for (int x = box.left(); x <= box.right(); ++x)
+                darkest = std::min(darkest, scalelab::relative_luminance(image.pixelColor(x, y)));
+        QVERIFY2((1.0 + 0.05) / (darkest + 0.05) >= scalelab::text_contrast,
+                 qPrintable(QString::number(darkest)));
     }
 
     void labelIsInTheSvgExport() {

@@ -1,6 +1,7 @@
 // Run colours (run_palette.h) and the contrast rules behind them (colour_contrast.h): every run
-// colour stands out from the chart background of both themes (WCAG 3:1 for lines, 4.5:1 for
-// text in a run's colour), and the colours stay apart for viewers with colour blindness.
+// colour stands out from the chart background of both themes (WCAG 3:1 for lines; text in a
+// run's colour is made 4.5:1 by readable_on), and the colours stay apart for viewers with colour
+// blindness.
 
 #include <QtTest>
 
@@ -108,14 +109,6 @@ class TestRunPalette : public QObject {
                          qPrintable(run_colour(index, theme).name()));
             QCOMPARE(run_colour(run_colour_count, theme), run_colour(0, theme));
         }
-        apply_theme(*qApp, Theme::Dark);
-        for (int index = 0; index < run_colour_count; ++index)
-            QVERIFY(contrast_ratio(run_text_colour(index), chart_background(true)) >=
-                    text_contrast);
-        apply_theme(*qApp, Theme::Light);
-        for (int index = 0; index < run_colour_count; ++index)
-            QVERIFY(contrast_ratio(run_text_colour(index), chart_background(false)) >=
-                    text_contrast);
     }
 
     void runColoursStayApartForColourBlindViewers() {
