@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "collective_input.h"
 #include "comm/thread_comm.h"
 #include "sanitizers.h"
 
@@ -100,21 +101,10 @@ bool all_returned(const RunResult& result, QString& why) {
         QVERIFY2(all_returned(result, why_), qPrintable(why_)); \
     } while (false)
 
-// A deterministic, varied input (mixed signs and magnitudes, so the summation order matters
-// for the last bits).
-float input(int rank, std::size_t i) {
-    std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^
-                      (static_cast<std::uint32_t>(rank) + 1u) * 0x9E3779B9u;
-    h ^= h >> 15;
-    h *= 0x85EBCA6Bu;
-    h ^= h >> 13;
-    return (static_cast<float>(h % 20001u) - 10000.0f) / 1000.0f *
-           (1.0f + 0.37f * static_cast<float>(rank));
-}
+using scalelab::testing::collective_input;
 
 void fill_input(std::vector<float>& buffer, int rank) {
-    for (std::size_t i = 0; i < buffer.size(); ++i)
-        buffer[i] = input(rank, i);
+    scalelab::testing::fill_collective_input(buffer, rank);
 }
 
 // Floats: all_reduce reduces its slices in chunks of 4096, so at every group size each rank's
@@ -200,12 +190,12 @@ class TestThreadComm : public QObject {
             // Independently, in double: the exact sum up to rounding.
             double sum = 0, magnitude = 0;
             // The documented formula, in float: sum in rank order, then * (1.0f / N).
-            float formula = input(0, i);
+            float formula = collective_input(0, i);
             for (int r = 0; r < ranks; ++r) {
-                sum += input(r, i);
-                magnitude += std::abs(static_cast<double>(input(r, i)));
+                sum += collective_input(r, i);
+                magnitude += std::abs(static_cast<double>(collective_input(r, i)));
                 if (r > 0)
-                    formula = formula + input(r, i);
+                    formula = formula + collective_input(r, i);
             }
             if (average) {
                 sum /= ranks;
@@ -289,7 +279,7 @@ class TestThreadComm : public QObject {
         std::vector<float> expected(total);
         for (int r = 0; r < ranks; ++r)
             for (std::size_t i = 0; i < size; ++i)
-                expected[static_cast<std::size_t>(r) * size + i] = input(r, i);
+                expected[static_cast<std::size_t>(r) * size + i] = collective_input(r, i);
 
         for (bool in_place : {false, true}) {
             std::vector<std::vector<float>> outs(static_cast<std::size_t>(ranks),

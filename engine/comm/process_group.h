@@ -1,0 +1,55 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace scalelab::comm {
+
+// The processes of one data-parallel run, each the same multi-threaded engine with its own
+// local devices: P processes x D local devices make P*D ranks, global rank = process * D +
+// local index (HierarchicalComm). One ProcessGroup per process; its collectives join the
+// processes, as NCCL and gloo join ranks.
+//
+// The contract:
+//  - every process calls the same collectives in the same order with the same sizes, from one
+//    thread at a time (HierarchicalComm calls them from local rank 0's thread only);
+//  - results are the same bits in every process;
+//  - a collective that a process does not join within timeout() (it died, was killed, or
+//    stopped calling) throws Aborted in the others, naming this process and its host; no
+//    process waits for ever;
+//  - errors of the transport are thrown as std::runtime_error with its words, never fatal.
+class ProcessGroup {
+  public:
+    virtual ~ProcessGroup() = default;
+
+    virtual int index() const = 0;  // this process: 0 <= index() < count()
+    virtual int count() const = 0;
+    // This process's host, as the launcher knows it ("node17").
+    virtual std::string host() const = 0;
+    // How long a collective waits for the other processes before it gives up.
+    virtual std::chrono::milliseconds timeout() const = 0;
+
+    // In place: data <- the sum over processes of data.
+    virtual void all_reduce_sum(std::span<float> data) = 0;
+    // In place: data <- process `root`'s data.
+    virtual void broadcast(std::span<float> data, int root) = 0;
+    // out[p * in.size() ... (p + 1) * in.size()) <- process p's in. `in` may be out's own block
+    // (process index()'s): gathered in place.
+    virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
+    // Every process's `text`, by process (their hosts, the settings each was started with).
+    virtual std::vector<std::string> all_gather_text(const std::string& text) = 0;
+    virtual void barrier() = 0;
+};
+
+// The group this process was started in: the processes an MPI launcher (mpirun, srun) started
+// together, when ScaleLab is built with MPI and was started by one; otherwise this process
+// alone (single_process()), exactly as a program without MPI behaves.
+std::unique_ptr<ProcessGroup> join_launched_processes(std::chrono::milliseconds timeout);
+
+// This process alone: index 0 of 1; its collectives return their input.
+std::unique_ptr<ProcessGroup> single_process();
+
+}  // namespace scalelab::comm
