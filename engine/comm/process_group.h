@@ -15,7 +15,8 @@ namespace scalelab::comm {
 //
 // The contract:
 //  - every process calls the same collectives in the same order with the same sizes, from one
-//    thread at a time (HierarchicalComm calls them from local rank 0's thread only);
+//    thread at a time (HierarchicalComm calls them from local rank 0's thread only); threads
+//    that need collectives at the same time each take a duplicate();
 //  - results are the same bits in every process;
 //  - a collective that a process does not join within timeout() (it died, was killed, or
 //    stopped calling) throws Aborted in the others, naming this process and its host; no
@@ -42,6 +43,11 @@ class ProcessGroup {
     // Every process's `text`, by process (their hosts, the settings each was started with).
     virtual std::vector<std::string> all_gather_text(const std::string& text) = 0;
     virtual void barrier() = 0;
+
+    // A group of the same processes whose collectives are apart from this one's (MPI_Comm_dup),
+    // so that two threads of a process may each use their own at the same time (the gradient
+    // all-reduce on one, synchronised batch norm on the other). Collective.
+    virtual std::unique_ptr<ProcessGroup> duplicate() = 0;
 };
 
 // The group this process was started in: the processes an MPI launcher (mpirun, srun) started

@@ -23,6 +23,7 @@ class SingleProcess final : public ProcessGroup {
     }
     std::vector<std::string> all_gather_text(const std::string& text) override { return {text}; }
     void barrier() override {}
+    std::unique_ptr<ProcessGroup> duplicate() override { return std::make_unique<SingleProcess>(); }
 
   private:
     static void check_root(int root) {

@@ -1,26 +1,56 @@
 #include "train/device_group.h"
 
+#include <stdexcept>
 #include <utility>
 
 #include "backend/cpu/cpu_backend.h"
+#include "comm/hierarchical_comm.h"
 
 namespace scalelab {
 
+namespace {
+
+bool across_processes(const std::shared_ptr<comm::ProcessGroup>& processes) {
+    return processes != nullptr && processes->count() > 1;
+}
+
+}  // namespace
+
 DeviceGroup::DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options,
-                         double timeout_seconds, int threads, bool sync_bn, bool spin)
+                         double timeout_seconds, int threads, bool sync_bn, bool spin,
+                         std::shared_ptr<comm::ProcessGroup> processes)
     : threads_(threads),
       gpus_(std::move(gpus)),
       gpu_options_(gpu_options),
       host_(comm::ThreadGroup::create(devices, spin)),
-      sync_bn_(sync_bn && devices > 1 ? comm::ThreadGroup::create(devices, spin) : nullptr),
-      gpu_(gpus_.empty() ? nullptr
-                         : make_gpu_group({.gpus = gpus_, .timeout_seconds = timeout_seconds})) {}
+      sync_bn_(sync_bn && (devices > 1 || across_processes(processes))
+                   ? comm::ThreadGroup::create(devices, spin)
+                   : nullptr) {
+    if (across_processes(processes)) {
+        if (!gpus_.empty())
+            throw std::invalid_argument(
+                "GPUs are not joined across processes yet: run one "
+                "process, or CPU devices across processes");
+        host_processes_ = processes->duplicate();
+        if (sync_bn_)
+            sync_bn_processes_ = processes->duplicate();
+    }
+    if (!gpus_.empty())
+        gpu_ = make_gpu_group({.gpus = gpus_, .timeout_seconds = timeout_seconds});
+}
 
 DeviceGroup::Rank DeviceGroup::rank(int rank) {
     Rank r;
-    r.host = host_->communicator(rank);
+    const auto joined = [](std::unique_ptr<comm::ThreadComm> local,
+                           const std::shared_ptr<comm::ProcessGroup>& processes)
+        -> std::unique_ptr<comm::Communicator> {
+        if (!processes)
+            return local;
+        return std::make_unique<comm::HierarchicalComm>(std::move(local), processes);
+    };
+    r.host = joined(host_->communicator(rank), host_processes_);
     if (sync_bn_)
-        r.sync_bn = sync_bn_->communicator(rank);
+        r.sync_bn = joined(sync_bn_->communicator(rank), sync_bn_processes_);
     if (gpu_) {
         r.gpu = gpu_->communicator(rank);
         GpuBackendOptions options = gpu_options_;

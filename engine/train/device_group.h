@@ -7,6 +7,7 @@
 #include "backend/backend.h"
 #include "backend/gpu_runtime.h"
 #include "comm/communicator.h"
+#include "comm/process_group.h"
 #include "comm/thread_comm.h"
 
 namespace scalelab {
@@ -21,6 +22,12 @@ namespace scalelab {
 //    thread at a time).
 // Every rank's worker thread takes its part with rank(); abort() releases every group, so that a
 // rank waiting in any of them learns that the run is over.
+//
+// Across processes (a ProcessGroup of more than one, CPU devices): the host's and synchronised
+// batch norm's collectives are HierarchicalComm's over P processes x `devices` local ranks, each
+// group on its own duplicate of the processes (their threads call at the same time); global
+// rank = process * devices + local rank. GPUs across processes are not joined yet: the
+// constructor refuses them.
 class DeviceGroup {
   public:
     // gpus: one CUDA index per device, or empty for `devices` CPU devices of `threads` threads
@@ -28,7 +35,8 @@ class DeviceGroup {
     // the GPU group's collective timeout (GpuGroupOptions). spin: CPU barriers may poll briefly
     // (every thread has a core of its own).
     DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions gpu_options,
-                double timeout_seconds, int threads, bool sync_bn, bool spin);
+                double timeout_seconds, int threads, bool sync_bn, bool spin,
+                std::shared_ptr<comm::ProcessGroup> processes = nullptr);
 
     // What one rank's worker uses; take it on that rank's thread (a backend belongs to the
     // thread that made it), once.
@@ -40,6 +48,7 @@ class DeviceGroup {
         // Where the backend's memory is all-reduced: NCCL's for GPUs, the host's otherwise.
         comm::Communicator& comm() const { return gpu ? *gpu : *host; }
     };
+    // `rank` is the local rank, 0 <= rank < devices.
     Rank rank(int rank);
 
     void abort(const std::string& reason);
@@ -50,6 +59,9 @@ class DeviceGroup {
     GpuBackendOptions gpu_options_;
     std::shared_ptr<comm::ThreadGroup> host_;
     std::shared_ptr<comm::ThreadGroup> sync_bn_;
+    // Across processes: the host's and sync BN's channels between them; null when alone.
+    std::shared_ptr<comm::ProcessGroup> host_processes_;
+    std::shared_ptr<comm::ProcessGroup> sync_bn_processes_;
     std::shared_ptr<GpuGroup> gpu_;
 };
 

@@ -379,13 +379,18 @@ RunEnd Trainer::run() {
 }
 
 RunEnd Trainer::train() {
-    const int devices = spec_.devices;
+    const int devices = spec_.devices;  // this process's
+    const int process = processes_ ? processes_->index() : 0;
+    // The run as one group of every process's devices: what the sampler, the shards, the
+    // global batch and the LR scaling rule count.
+    RunSpec run_spec = spec_;
+    run_spec.devices = devices * (processes_ ? processes_->count() : 1);
     RunInfo info;
-    info.devices = devices;
+    info.devices = run_spec.devices;
     info.threads_per_device = threads_per_device(spec_);
     info.cores = cpu::available_cores();
-    info.global_batch = devices * spec_.batch * spec_.accumulation;
-    const data::EpochSampler probe(data_.train.count(), spec_.seed, devices, 0);
+    info.global_batch = run_spec.devices * spec_.batch * spec_.accumulation;
+    const data::EpochSampler probe(data_.train.count(), spec_.seed, run_spec.devices, 0);
     info.steps_per_epoch = (data::batch_count(probe.per_rank(), spec_.batch, /*drop_last=*/false) +
                             spec_.accumulation - 1) /
                            spec_.accumulation;
@@ -396,16 +401,18 @@ RunEnd Trainer::train() {
                                 " cores: devices share cores, so throughput cannot scale");
 
     // Barriers may poll briefly only when every device thread has cores of its own.
-    DeviceGroup group(
-        devices, gpus_, {.gpu = 0, .tf32 = spec_.tf32, .deterministic = spec_.deterministic},
-        spec_.collective_timeout_s, info.threads_per_device, spec_.sync_bn, info.warnings.empty());
+    DeviceGroup group(devices, gpus_,
+                      {.gpu = 0, .tf32 = spec_.tf32, .deterministic = spec_.deterministic},
+                      spec_.collective_timeout_s, info.threads_per_device, spec_.sync_bn,
+                      info.warnings.empty(), processes_);
     std::vector<RunEnd> ends(static_cast<std::size_t>(devices));
     DeviceThreads threads(group, spec_);
-    threads.run(devices, [&](int rank) {
-        DeviceGroup::Rank devices_of_rank = group.rank(rank);
+    threads.run(devices, [&](int local) {
+        DeviceGroup::Rank devices_of_rank = group.rank(local);
+        const int rank = process * devices + local;
         if (communicator_hook_)
             communicator_hook_(rank, devices_of_rank.comm());
-        ends[std::size_t(rank)] = run_device(rank, devices_of_rank, info);
+        ends[std::size_t(local)] = run_device(run_spec, rank, devices_of_rank, info);
     });
 
     if (const auto& failure = threads.failure())
@@ -426,8 +433,9 @@ RunEnd Trainer::train() {
     return ends[0];
 }
 
-RunEnd Trainer::run_device(int rank, DeviceGroup::Rank& devices_of_rank, const RunInfo& info) {
-    DeviceRun run(spec_, data_, sink_, step_hook_, rank, devices_of_rank, info);
+RunEnd Trainer::run_device(const RunSpec& run_spec, int rank, DeviceGroup::Rank& devices_of_rank,
+                           const RunInfo& info) {
+    DeviceRun run(run_spec, data_, sink_, step_hook_, rank, devices_of_rank, info);
     for (int epoch = 1; epoch <= spec_.epochs; ++epoch) {
         run.start_epoch(epoch);
         for (int step_in_epoch = 1; step_in_epoch <= info.steps_per_epoch; ++step_in_epoch) {

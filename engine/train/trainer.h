@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/process_group.h"
 
 #include "data/dataset.h"
 #include "train/device_group.h"
@@ -53,12 +54,21 @@ class Trainer {
     void set_communicator_hook(std::function<void(int rank, comm::Communicator&)> hook) {
         communicator_hook_ = std::move(hook);
     }
+    // The processes this run spans (set before run(); default: this process alone). Each
+    // process trains spec.devices local devices; together they are one run of processes x
+    // spec.devices ranks: the sampler, the evaluation shards, the global batch and the LR
+    // scaling rule count every rank, and only global rank 0 (process 0) reports to its sink.
+    void set_process_group(std::shared_ptr<comm::ProcessGroup> processes) {
+        processes_ = std::move(processes);
+    }
 
   private:
     RunEnd train();
     // The epoch loop of one rank, on its thread, with its backend and communicators: each step
     // trained, recorded and checked for a stop, each epoch evaluated, recorded and checked.
-    RunEnd run_device(int rank, DeviceGroup::Rank& devices_of_rank, const RunInfo& info);
+    // `run_spec` counts every process's devices; `rank` is the global rank.
+    RunEnd run_device(const RunSpec& run_spec, int rank, DeviceGroup::Rank& devices_of_rank,
+                      const RunInfo& info);
 
     RunSpec spec_;
     std::vector<int> gpus_;  // a GPU run's GPUs, one per rank, checked against the machine
@@ -67,6 +77,7 @@ class Trainer {
     std::atomic<bool> cancelled_{false};
     std::function<void(int, std::int64_t)> step_hook_;
     std::function<void(int, comm::Communicator&)> communicator_hook_;
+    std::shared_ptr<comm::ProcessGroup> processes_;
 };
 
 }  // namespace scalelab

@@ -55,6 +55,11 @@ class ThreadProcesses final : public comm::ProcessGroup {
         return texts;
     }
     void barrier() override { comm_->barrier(); }
+    // Threads stand for processes with one ThreadComm each; a second channel would need a second
+    // group made with the first (not needed by the tests that use this).
+    std::unique_ptr<comm::ProcessGroup> duplicate() override {
+        throw std::logic_error("ThreadProcesses has no duplicate");
+    }
 
   private:
     std::unique_ptr<comm::ThreadComm> comm_;

@@ -41,13 +41,13 @@ class MpiProcesses final : public ProcessGroup {
   public:
     explicit MpiProcesses(std::chrono::milliseconds timeout) : timeout_(timeout) {
         int provided = 0;
-        // SERIALIZED: MPI is called from more than one thread (the main thread at start, local
-        // rank 0's worker during a run), never from two at once.
-        check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init");
-        if (provided < MPI_THREAD_SERIALIZED)
+        // MULTIPLE: a run's threads call MPI at the same time, each on its own duplicate()
+        // (the gradient reducer's, synchronised batch norm's).
+        check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init");
+        if (provided < MPI_THREAD_MULTIPLE)
             throw std::runtime_error(
-                "this MPI cannot be called from more than one thread "
-                "(MPI_THREAD_SERIALIZED)");
+                "this MPI cannot be called from several threads at once "
+                "(MPI_THREAD_MULTIPLE)");
         // Errors come back as codes (turned into exceptions here), never end the program.
         check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
               "MPI_Comm_set_errhandler");
@@ -63,10 +63,18 @@ class MpiProcesses final : public ProcessGroup {
     ~MpiProcesses() override {
         // After a collective that never completed, MPI_Finalize could wait for it for ever:
         // the process ends without it (the launcher then ends the others).
-        if (broken_)
+        if (broken_ || (owner_ != nullptr && *owner_))
             return;
         MPI_Comm_free(&comm_);
-        MPI_Finalize();
+        if (owner_ == nullptr)
+            MPI_Finalize();
+    }
+
+    std::unique_ptr<ProcessGroup> duplicate() override {
+        auto copy = std::unique_ptr<MpiProcesses>(new MpiProcesses(*this));
+        check(MPI_Comm_dup(comm_, &copy->comm_), "MPI_Comm_dup");
+        copy->owner_ = &broken_;
+        return copy;
     }
 
     int index() const override { return index_; }
@@ -182,6 +190,9 @@ class MpiProcesses final : public ProcessGroup {
     int count_ = 1;
     std::string host_;
     bool broken_ = false;  // a collective failed or timed out: MPI is not finalised
+    // A duplicate's: the group that initialised MPI (its broken_ flag), which finalises it and
+    // must outlive it; null for that group itself.
+    const bool* owner_ = nullptr;
 };
 
 }  // namespace
