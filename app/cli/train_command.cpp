@@ -23,6 +23,7 @@
 #include "cli/report_problems.h"
 #include "cli/sink_fanout.h"
 #include "cli/train_options.h"
+#include "cli/train_processes.h"
 #include "data/load.h"
 #include "error.h"
 #include "run_recorder.h"
@@ -106,6 +107,17 @@ int run_train_command(const std::vector<std::string>& args) {
         return report_problems(parsed.problems, train_help_command);
     const RunSpec& spec = options.spec;
 
+    // Started by mpirun or srun with others: one run together, process 0 in charge of output.
+    const std::optional<TrainProcesses> processes = join_train_processes(spec);
+    if (!processes)
+        return exit_failed;
+    if (!processes->alone()) {
+        if (const std::optional<int> refused = refuse_different_experiments(*processes, spec))
+            return *refused;
+        if (!processes->leader())
+            return train_as_follower(spec, *processes);
+    }
+
     // Opened before the data loads, so that a wrong path is reported before minutes of work.
     std::optional<MetricsJsonlSink> metrics_file;
     if (!options.metrics_out.empty()) {
@@ -143,9 +155,12 @@ int run_train_command(const std::vector<std::string>& args) {
     std::vector<MetricsSink*> sinks{&printer};
     if (metrics_file)
         sinks.push_back(&*metrics_file);
-    const int exit_code = train_run(spec, data, sinks, store.get(),
-                                    QString::fromStdString(options.name), tag_list(options.tags))
-                              .exit_code;
+    if (!processes->alone())
+        fmt::print("{}\n", processes->layout(spec.devices));
+    const int exit_code =
+        train_run(spec, data, sinks, store.get(), QString::fromStdString(options.name),
+                  tag_list(options.tags), processes->group)
+            .exit_code;
     // A metrics file that could not be written whole is a failure, whatever the run did.
     if (metrics_file && metrics_file->failure()) {
         std::fprintf(stderr, "error: %s\n", metrics_file->failure()->c_str());
@@ -156,13 +171,16 @@ int run_train_command(const std::vector<std::string>& args) {
 
 TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
                      std::vector<MetricsSink*> sinks, RunStore* store, const QString& name,
-                     const QStringList& tags) {
+                     const QStringList& tags, std::shared_ptr<comm::ProcessGroup> processes) {
     // The run is created once its data is there, so that a wrong dataset leaves no run behind.
     std::int64_t run_id = 0;
     std::optional<RunRecorder> recorder;
     if (store) {
         try {
-            run_id = store->create_run(spec, name, tags);
+            // The run as a whole: every process's devices (this process trains its own).
+            RunSpec recorded = spec;
+            recorded.devices *= processes ? processes->count() : 1;
+            run_id = store->create_run(recorded, name, tags);
         } catch (const StoreError& error) {
             return {report_store_error(error, train_help_command, train_store_advice), 0};
         }
@@ -184,6 +202,7 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
             record_failure(*store, run_id, error.what());
         return {report_error(error, train_help_command), run_id};
     }
+    trainer->set_process_group(std::move(processes));
     if (guard)
         guard->guard(*trainer);
     InterruptWatcher interrupt_watcher([&trainer](int signal) {

@@ -4,10 +4,12 @@
 #include <QStringList>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "cli/exit_codes.h"
+#include "comm/process_group.h"
 #include "train/metrics.h"
 #include "train/run_spec.h"
 
@@ -34,9 +36,11 @@ struct TrainedRun {
 // creates the run in `store` (null: not recorded) and records it there, trains it reporting to
 // `sinks` too, cancels it on Ctrl-C or when recording fails, and prints its header and where it
 // was recorded. Reports any problem as the command does. A process may call it for one run
-// after another (the soak benchmark does).
+// after another (the soak benchmark does). `processes`: the processes the run spans, this one
+// their process 0 (null: this process alone).
 TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
                      std::vector<MetricsSink*> sinks, RunStore* store, const QString& name = {},
-                     const QStringList& tags = {});
+                     const QStringList& tags = {},
+                     std::shared_ptr<comm::ProcessGroup> processes = nullptr);
 
 }  // namespace scalelab::cli
