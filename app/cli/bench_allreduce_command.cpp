@@ -3,6 +3,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <utility>
@@ -17,6 +18,7 @@
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
 #include "comm/allreduce_benchmark.h"
+#include "comm/process_group.h"
 
 namespace scalelab::cli {
 
@@ -90,13 +92,30 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
         gpus = std::move(selection.indices);
     }
 
+    // CPU devices in processes mpirun or srun started together: one group of all of them,
+    // process 0 printing the rows.
+    std::shared_ptr<comm::ProcessGroup> processes;
+    if (!on_gpus) {
+        try {
+            processes = comm::join_launched_processes(std::chrono::seconds(120));
+        } catch (const std::exception& error) {
+            std::fprintf(stderr, "error: cannot join the processes the launcher started: %s\n",
+                         error.what());
+            return exit_failed;
+        }
+        if (processes->index() != 0)
+            spdlog::set_level(spdlog::level::err);
+    }
+    const bool prints = !processes || processes->index() == 0;
+    const std::size_t ranks =
+        on_gpus ? gpus.size() : std::size_t(options.devices) * std::size_t(processes->count());
     // Nothing to exchange (NCCL returns at once for one rank): the rows would read as a link
     // of absurd speed.
-    if ((on_gpus ? gpus.size() : std::size_t(options.devices)) == 1)
+    if (ranks == 1)
         spdlog::warn(
             "one device: an all-reduce has nothing to exchange, so the times are the call's own "
             "cost and busbw is 0; measure 2 or more devices to see a link's bandwidth");
-    if (!options.json)
+    if (!options.json && prints)
         print_allreduce_table_header();
     for (const std::vector<std::size_t>& sizes : size_batches(options)) {
         spdlog::debug("measuring all-reduce of {} sizes from {} bytes on {} {}", sizes.size(),
@@ -107,11 +126,13 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
                 [&] {
                     rows = on_gpus ? run_gpu_allreduce_benchmark(gpus, sizes, options.iterations)
                                    : comm::run_allreduce_benchmark(options.devices, sizes,
-                                                                   options.iterations);
+                                                                   options.iterations, processes);
                 },
                 bench_allreduce_help_command))
             return *failed;
         for (const comm::AllReduceRow& row : rows) {
+            if (!prints)
+                continue;
             if (options.json)
                 print_json_row(row);
             else

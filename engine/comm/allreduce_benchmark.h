@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <vector>
+
+#include "comm/process_group.h"
 
 namespace scalelab::comm {
 
@@ -27,14 +30,19 @@ constexpr double allreduce_min_warmup_seconds = 0.25;
 // Measures an in-place float sum all-reduce over `devices` threads, each with its own
 // ThreadComm and buffer, for each size in `sizes_bytes` (rounded down to whole floats), as
 // ../shared/anchors/torch_anchor.py allreduce measures gloo: per iteration every rank fills its
-// buffer with 1.0f, waits in a barrier, then times its all_reduce; an iteration's time is the
-// slowest rank's; untimed warm-up iterations (at least 5, and at least 0.25 s), then
+// buffer with 1.0f, waits in a broadcast, then times its all_reduce; an iteration's time is the
+// slowest rank's (rank 0's broadcast of whether warm-up is over lines the ranks up before each
+// timed all-reduce); untimed warm-up iterations (at least 5, and at least 0.25 s), then
 // `iterations` timed ones, of which the median is reported. (The anchor warms up for 5 iterations
 // only; gloo's millisecond-long all-reduces do not notice the wake-up cost.)
 // Throws scalelab::Error: InvalidSpec for devices outside 1..16, iterations < 1 or a size below
 // one float; OutOfMemory when the buffers do not fit.
-std::vector<AllReduceRow> run_allreduce_benchmark(int devices,
-                                                  const std::vector<std::size_t>& sizes_bytes,
-                                                  int iterations);
+//
+// Across processes (`processes` of more than one): each process runs `devices` threads, every
+// rank's communicator a HierarchicalComm, and the row counts processes x devices ranks. Every
+// process calls it with the same arguments; each gets the same rows.
+std::vector<AllReduceRow> run_allreduce_benchmark(
+    int devices, const std::vector<std::size_t>& sizes_bytes, int iterations,
+    std::shared_ptr<ProcessGroup> processes = nullptr);
 
 }  // namespace scalelab::comm
