@@ -2,14 +2,18 @@
 
 #include <QBuffer>
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
+#include <QTemporaryDir>
 
 #include <array>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <optional>
 
 #include "exchange_reader.h"
@@ -171,6 +175,28 @@ std::vector<std::int64_t> import_runs_file(RunStore& store, const QString& path)
     store.insert_streamed(
         [&](RunStore::Insertion& insertion) { ids = read_exchange_file(path, insertion); });
     return ids;
+}
+
+std::vector<std::int64_t> import_runs_from_store(RunStore& store, const QString& other) {
+    if (QFileInfo(other).canonicalFilePath() == QFileInfo(store.path()).canonicalFilePath())
+        throw ExchangeError("this is the run store being imported into: its runs are there");
+    const std::unique_ptr<RunStore> source = RunStore::open(other, StoreAccess::Read);
+    source->require_sound();
+    std::vector<std::int64_t> ids;
+    for (const StoredRun& run : source->list_runs())
+        ids.push_back(run.id);
+    // Through an exchange file, so that a store's runs meet every check a file's do.
+    QTemporaryDir folder;
+    const QString exchange = folder.filePath(QStringLiteral("runs.scalelab.json"));
+    QString error;
+    if (!folder.isValid() || !save_exchange(*source, ids, exchange, &error))
+        throw ExchangeError(("cannot write a temporary exchange file: " + error).toStdString());
+    return import_runs_file(store, exchange);
+}
+
+bool is_sqlite_file(const QString& path) {
+    QFile file(path);
+    return file.open(QIODevice::ReadOnly) && file.read(16) == QByteArray("SQLite format 3", 16);
 }
 
 bool save_stored_metrics_csv(const RunStore& store, const std::vector<std::int64_t>& ids,

@@ -59,6 +59,15 @@ bool save_exchange(const RunStore& store, const std::vector<std::int64_t>& ids, 
 std::vector<std::int64_t> import_runs_file(RunStore& store, const QString& path);
 // The same for a file already in memory.
 std::vector<std::int64_t> import_runs(RunStore& store, const QByteArray& document);
+// Every run of the run store at `other` (a store file copied back from a cluster), added to
+// `store` as with an exchange file: each run is written out as one and read back in, through the
+// same checks, in one transaction. `other` is opened read-only and checked first (StoreError for
+// a damaged one); the same file as `store` is refused with ExchangeError.
+std::vector<std::int64_t> import_runs_from_store(RunStore& store, const QString& other);
+
+// Whether the file at `path` is an SQLite file (its 16-byte header), so a run store, rather than
+// an exchange file.
+bool is_sqlite_file(const QString& path);
 
 // The metrics of the runs `ids` of `store` as the long CSV of metrics_export.h. Throws
 // StoreError as export_runs does; false with `error` when the file cannot be written.

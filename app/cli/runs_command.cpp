@@ -219,8 +219,11 @@ int export_action(const RunStore& store, const RunsOptions& options) {
 
 int import_action(RunStore& store, const RunsOptions& options) {
     std::vector<std::int64_t> ids;
+    const QString file = QString::fromStdString(options.file);
     try {
-        ids = import_runs_file(store, QString::fromStdString(options.file));
+        // A run store copied back (from a cluster job), or an exchange file.
+        ids = is_sqlite_file(file) ? import_runs_from_store(store, file)
+                                   : import_runs_file(store, file);
     } catch (const ExchangeError& error) {
         return report_problems({options.file + ": " + error.what() + "\nnothing was imported"},
                                help_command(RunsAction::Import));

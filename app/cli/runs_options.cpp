@@ -62,11 +62,12 @@ const std::vector<ActionInfo>& actions() {
         {RunsAction::Import,
          "import",
          "FILE",
-         "add the runs of a " + std::string(exchange_suffix) + " file as new runs",
+         "add the runs of a " + std::string(exchange_suffix) +
+             " file, or of another run store file, as new runs",
          "Adds every run of a " + std::string(exchange_suffix) +
-             " file to the store as a new run, with a new id\n(nothing is overwritten), and "
-             "prints the new ids. The whole file is checked first:\na file with any problem "
-             "adds nothing.",
+             " file, or of another run store file (one\ncopied back from a cluster job), to the "
+             "store as a new run, with a new id (nothing is\noverwritten), and prints the new "
+             "ids. The whole file is checked first: a file with any\nproblem adds nothing.",
          {},
          "  scalelab-cli runs import sweep" + std::string(exchange_suffix)},
         {RunsAction::Delete,

@@ -308,6 +308,24 @@ class TestRunExchange : public QObject {
         QVERIFY(target_->metrics(ids[1]).empty());
     }
 
+    // A run store copied back from a cluster job: its runs are added as an exchange file's are.
+    void a_run_store_imports_into_another() {
+        QVERIFY(is_sqlite_file(source_->path()));
+        const std::vector<std::int64_t> ids = import_runs_from_store(*target_, source_->path());
+        QCOMPARE(ids.size(), std::size_t(2));
+        compare_runs(target_->run(ids[0]), source_->run(diverged_));
+        compare_rows(target_->metrics(ids[0]), source_->metrics(diverged_));
+        QCOMPARE(target_->run(ids[1]).state, RunState::Interrupted);
+        // Not a store into itself, and an exchange file is no store.
+        QVERIFY_THROWS_EXCEPTION(ExchangeError, import_runs_from_store(*target_, target_->path()));
+        QCOMPARE(target_->list_runs().size(), std::size_t(2));
+        const QString exchange = dir_->filePath("runs.scalelab.json");
+        QString error;
+        QVERIFY(save_exchange(*source_, {diverged_}, exchange, &error));
+        QVERIFY(!is_sqlite_file(exchange));
+        QVERIFY(!is_sqlite_file(dir_->filePath("missing.sqlite")));
+    }
+
     void exported_rows_are_one_per_line() {
         const QByteArray file = export_runs(*source_, {diverged_});
         const QList<QByteArray> lines = file.split('\n');
