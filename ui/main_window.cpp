@@ -26,6 +26,7 @@
 
 #include "chart_export.h"
 #include "chart_grid.h"
+#include "cluster_job_dialog.h"
 #include "experiment_form.h"
 #include "export_dialog.h"
 #include "lesson_library.h"
@@ -276,6 +277,13 @@ void MainWindow::createActions() {
     save_config_action_->setShortcut(QKeySequence::Save);
     connect(save_config_action_, &QAction::triggered, this, &MainWindow::saveConfig);
 
+    cluster_job_action_ = new QAction(tr("Export &cluster job..."), this);
+    cluster_job_action_->setObjectName(QStringLiteral("clusterJobAction"));
+    cluster_job_action_->setToolTip(
+        tr("Write the experiment and an sbatch script that trains it across the nodes of a "
+           "Slurm cluster"));
+    connect(cluster_job_action_, &QAction::triggered, this, &MainWindow::exportClusterJob);
+
     open_store_action_ = new QAction(tr("Open run s&tore..."), this);
     open_store_action_->setToolTip(tr("Show the runs of another run store (an SQLite file)"));
     connect(open_store_action_, &QAction::triggered, this, &MainWindow::chooseStoreToOpen);
@@ -310,6 +318,7 @@ void MainWindow::createMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     file->addAction(open_config_action_);
     file->addAction(save_config_action_);
+    file->addAction(cluster_job_action_);
     file->addSeparator();
     file->addAction(open_store_action_);
     file->addAction(new_store_action_);
@@ -662,6 +671,29 @@ void MainWindow::saveConfig() {
     QString error;
     if (!form_->saveConfig(path, &error))
         QMessageBox::warning(this, tr("Cannot save the experiment"), error);
+}
+
+void MainWindow::exportClusterJob() {
+    ClusterJobDialog dialog(form_->spec(), this);
+    if (dialog.exec() != QDialog::Accepted)
+        return;
+    const QString path = QFileDialog::getSaveFileName(
+        this, tr("Save cluster job"), documents_folder() + QStringLiteral("/scalelab-job.sbatch"),
+        tr("Slurm batch script (*.sbatch)"));
+    if (path.isEmpty())
+        return;
+    QString error;
+    if (!writeClusterJob(dialog.job(), path, &error))
+        QMessageBox::warning(this, tr("Cannot save the cluster job"), error);
+}
+
+bool MainWindow::writeClusterJob(const ClusterJob& job, const QString& path, QString* error) {
+    if (!form_->isValid()) {
+        *error =
+            tr("Fix the marked fields first: %1").arg(form_->problems().join(QStringLiteral("; ")));
+        return false;
+    }
+    return write_cluster_job(form_->spec(), job, path, error);
 }
 
 void MainWindow::setPresenterMode(bool on) {

@@ -29,6 +29,7 @@ class RunTableView;
 class ScalingView;
 class StepsToTargetView;
 class TimeBreakdownView;
+struct ClusterJob;
 struct ExportRequest;
 
 // ScaleLab's window: the experiment form on the left, the charts and the scaling view in the
@@ -103,6 +104,9 @@ class MainWindow : public QMainWindow {
     // The runs as a .scalelab.json file (from the store), or their metrics as CSV.
     bool exportRuns(const std::vector<int>& ids, const QString& path, QString* error);
     bool exportMetricsCsv(const std::vector<int>& ids, const QString& path, QString* error);
+    // Writes the form's experiment and an sbatch script for `job` (File > Export cluster job...);
+    // false with the reason (the form's problems, cluster_job_problem, the file).
+    bool writeClusterJob(const ClusterJob& job, const QString& path, QString* error);
     bool presenterMode() const { return presenter_; }
     Theme theme() const { return theme_; }
 
@@ -113,6 +117,7 @@ class MainWindow : public QMainWindow {
     void openExportDialog();
     void openConfig();
     void saveConfig();
+    void exportClusterJob();
     void chooseStoreToOpen();
     void chooseNewStore();
     void chooseRunsToImport();
@@ -192,6 +197,7 @@ class MainWindow : public QMainWindow {
     QAction* export_action_ = nullptr;
     QAction* open_config_action_ = nullptr;
     QAction* save_config_action_ = nullptr;
+    QAction* cluster_job_action_ = nullptr;
     QAction* open_store_action_ = nullptr;
     QAction* new_store_action_ = nullptr;
     QAction* import_runs_action_ = nullptr;
