@@ -18,9 +18,10 @@ namespace scalelab::comm {
 //    thread at a time (HierarchicalComm calls them from local rank 0's thread only); threads
 //    that need collectives at the same time each take a duplicate();
 //  - results are the same bits in every process;
-//  - a collective that a process does not join within timeout() (it died, was killed, or
-//    stopped calling) throws Aborted in the others, naming this process and its host; no
-//    process waits for ever;
+//  - a collective that a process does not join within the group's timeout (it died, was
+//    killed, or stopped calling) throws Aborted in the processes that wait, each naming itself
+//    and its host (which process is missing, the transport cannot tell); no process waits for
+//    ever;
 //  - errors of the transport are thrown as std::runtime_error with its words, never fatal.
 class ProcessGroup {
   public:
@@ -30,8 +31,6 @@ class ProcessGroup {
     virtual int count() const = 0;
     // This process's host, as the launcher knows it ("node17").
     virtual std::string host() const = 0;
-    // How long a collective waits for the other processes before it gives up.
-    virtual std::chrono::milliseconds timeout() const = 0;
 
     // In place: data <- the sum over processes of data.
     virtual void all_reduce_sum(std::span<float> data) = 0;
@@ -52,7 +51,8 @@ class ProcessGroup {
 
 // The group this process was started in: the processes an MPI launcher (mpirun, srun) started
 // together, when ScaleLab is built with MPI and was started by one; otherwise this process
-// alone (single_process()), exactly as a program without MPI behaves.
+// alone (single_process()), exactly as a program without MPI behaves. `timeout`: how long each
+// collective waits for the other processes before it gives up.
 std::unique_ptr<ProcessGroup> join_launched_processes(std::chrono::milliseconds timeout);
 
 // This process alone: index 0 of 1; its collectives return their input.

@@ -12,7 +12,6 @@ class SingleProcess final : public ProcessGroup {
     int index() const override { return 0; }
     int count() const override { return 1; }
     std::string host() const override { return "localhost"; }
-    std::chrono::milliseconds timeout() const override { return std::chrono::milliseconds(0); }
 
     void all_reduce_sum(std::span<float>) override {}
     void broadcast(std::span<float>, int root) override { check_root(root); }

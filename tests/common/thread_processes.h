@@ -23,7 +23,6 @@ class ThreadProcesses final : public comm::ProcessGroup {
     int index() const override { return comm_->rank(); }
     int count() const override { return comm_->size(); }
     std::string host() const override { return "host" + std::to_string(index()); }
-    std::chrono::milliseconds timeout() const override { return std::chrono::seconds(60); }
     void all_reduce_sum(std::span<float> data) override {
         if (fail_) {
             const std::string message = "process " + std::to_string(index()) + ": link down";

@@ -84,7 +84,6 @@ class MpiProcesses final : public ProcessGroup {
     int index() const override { return index_; }
     int count() const override { return count_; }
     std::string host() const override { return host_; }
-    std::chrono::milliseconds timeout() const override { return timeout_; }
 
     void all_reduce_sum(std::span<float> data) override {
         for (std::size_t at = 0; at < data.size(); at += max_piece) {
