@@ -71,9 +71,7 @@ void ClusterJobDialog::check() {
             .arg(nodes_->value() * spec_.devices)
             .arg(qint64(nodes_->value()) * spec_.devices * spec_.batch * spec_.accumulation));
     problem_->setText(problem);
-    QPalette red;  // only the text's role, so that every other role follows the theme
-    red.setColor(QPalette::WindowText, problem_colour(current_theme()));
-    problem_->setPalette(red);
+    show_in_problem_colour(*problem_);
     buttons_->button(QDialogButtonBox::Ok)->setEnabled(problem.isEmpty());
 }
 

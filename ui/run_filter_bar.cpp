@@ -52,7 +52,7 @@ RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent)
 
     error_ = new QLabel;
     error_->setObjectName(QStringLiteral("runSearchError"));
-    colourError();
+    show_in_problem_colour(*error_);
     error_->hide();
     connect(&filter_, &RunFilter::errorChanged, this, [this](const QString& error) {
         error_->setText(error);
@@ -105,16 +105,9 @@ void RunFilterBar::updateCount() {
     count_->setText(shown < all ? tr("%1 of %2 shown").arg(shown).arg(all) : QString());
 }
 
-void RunFilterBar::colourError() {
-    // Only the text's role is set, so that every other role follows the application's palette.
-    QPalette red;
-    red.setColor(QPalette::WindowText, problem_colour(current_theme()));
-    error_->setPalette(red);
-}
-
 void RunFilterBar::changeEvent(QEvent* event) {
     if (event->type() == QEvent::PaletteChange)
-        colourError();
+        show_in_problem_colour(*error_);
     QWidget::changeEvent(event);
 }
 

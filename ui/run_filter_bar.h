@@ -36,7 +36,6 @@ class RunFilterBar : public QWidget {
   private:
     // Fills each field's box with the values the runs have now, keeping what is chosen.
     void fillFieldBoxes();
-    void colourError();
     void updateCount();
 
     RunFilter& filter_;

@@ -96,6 +96,12 @@ QColor success_colour(Theme theme) {
     return message_colour(QColor(0x2e, 0x7d, 0x32), theme);
 }
 
+void show_in_problem_colour(QWidget& label) {
+    QPalette red;
+    red.setColor(QPalette::WindowText, problem_colour(current_theme()));
+    label.setPalette(red);
+}
+
 void apply_theme(QApplication& app, Theme theme) {
     if (app.style()->name() != QLatin1String("fusion"))
         app.setStyle(QStyleFactory::create(QStringLiteral("Fusion")));

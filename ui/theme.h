@@ -4,6 +4,7 @@
 #include <QPalette>
 
 class QApplication;
+class QWidget;
 
 namespace scalelab {
 
@@ -22,6 +23,10 @@ Theme current_theme();
 QColor problem_colour(Theme theme);
 QColor warning_colour(Theme theme);
 QColor success_colour(Theme theme);
+
+// Writes `label`'s text in the current theme's problem colour. Only the text's role is set, so
+// every other role still follows the application's palette; call it again after a theme change.
+void show_in_problem_colour(QWidget& label);
 
 // Gives the whole application `theme`: the Fusion style (once) and the theme's palette. Every
 // widget without a palette of its own follows the application's; widgets under a style sheet
