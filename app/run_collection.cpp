@@ -502,8 +502,7 @@ const RunRecord* RunCollection::findNamed(const QString& name) const {
 }
 
 bool RunCollection::nameTaken(const QString& name) const {
-    return std::any_of(runs_.begin(), runs_.end(),
-                       [&](const auto& entry) { return entry.second.name == name; });
+    return findNamed(name) != nullptr;
 }
 
 const RunRecord* RunCollection::find(int id) const {
