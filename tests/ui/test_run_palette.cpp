@@ -114,6 +114,12 @@ class TestRunPalette : public QObject {
     void runColoursStayApartForColourBlindViewers() {
         // 8 CIELAB units between the closest two colours: told apart side by side.
         for (const Theme theme : {Theme::Light, Theme::Dark}) {
+            // The figures, printed: normal vision, protanopia, deuteranopia, tritanopia.
+            QStringList distances{QString::number(closest_pair(theme, nullptr), 'f', 1)};
+            for (const Matrix& deficiency : colour_blindness)
+                distances << QString::number(closest_pair(theme, &deficiency), 'f', 1);
+            qInfo("closest run colours, %s theme (normal, protan, deutan, tritan): %s",
+                  theme == Theme::Dark ? "dark" : "light", qPrintable(distances.join(", ")));
             QVERIFY(closest_pair(theme, nullptr) >= 8);
             for (const Matrix& deficiency : colour_blindness)
                 QVERIFY2(closest_pair(theme, &deficiency) >= 8,
