@@ -202,12 +202,17 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
             record_failure(*store, run_id, error.what());
         return {report_error(error, train_help_command), run_id};
     }
+    const bool alone = !processes || processes->count() == 1;
     trainer->set_process_group(std::move(processes));
     if (guard)
         guard->guard(*trainer);
-    InterruptWatcher interrupt_watcher([&trainer](int signal) {
-        spdlog::warn("{}: stopping before the next step (the same signal again quits now)",
-                     signal == SIGTERM ? "terminated" : "interrupted");
+    InterruptWatcher interrupt_watcher([&trainer, alone](int signal) {
+        // Across processes the run stops at once (Trainer::cancel); launchers end every process
+        // with SIGTERM when the job is cancelled and when one of its processes fails.
+        spdlog::warn("{}: {}", signal == SIGTERM ? "terminated" : "interrupted",
+                     alone ? "stopping before the next step (the same signal again quits now)"
+                           : "stopping every process's part of the run now (when one process "
+                             "fails, the launcher stops the others: its message names it)");
         trainer->cancel();
     });
     print_run_header(spec, data);  // after the watcher: from this line on, Ctrl-C cancels

@@ -76,6 +76,7 @@ void HierarchicalComm::barrier() {
 
 void HierarchicalComm::abort(const std::string& reason) {
     local_->abort(reason);
+    processes_->abort(reason);
 }
 
 }  // namespace scalelab::comm

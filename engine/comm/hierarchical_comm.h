@@ -37,7 +37,8 @@ class HierarchicalComm final : public Communicator {
     void broadcast(std::span<float> data, int root) override;
     void all_gather(std::span<const float> in, std::span<float> out) override;
     void barrier() override;
-    // Aborts this process's local group; the other processes learn of it when their next
+    // Aborts this process's local group and its part of the process group (a collective
+    // waiting across processes throws at once); the other processes learn of it when their next
     // collective times out or fails.
     void abort(const std::string& reason) override;
 

@@ -19,9 +19,11 @@ namespace scalelab::comm {
 //    that need collectives at the same time each take a duplicate();
 //  - results are the same bits in every process;
 //  - a collective that a process does not join within the group's timeout (it died, was
-//    killed, or stopped calling) throws Aborted in the processes that wait, each naming itself
-//    and its host (which process is missing, the transport cannot tell); no process waits for
-//    ever;
+//    killed, or stopped calling) throws Aborted in the processes that wait, each naming itself,
+//    its host and, where they can be told, the processes that no longer answer; no process
+//    waits for ever;
+//  - abort() ends this process's part at once: a collective waiting in this group or any of its
+//    duplicates, or started later, throws Aborted with the reason;
 //  - errors of the transport are thrown as std::runtime_error with its words, never fatal.
 class ProcessGroup {
   public:
@@ -42,6 +44,9 @@ class ProcessGroup {
     // Every process's `text`, by process (their hosts, the settings each was started with).
     virtual std::vector<std::string> all_gather_text(const std::string& text) = 0;
     virtual void barrier() = 0;
+    // Any thread, any time; the first reason is kept. The other processes learn of it when
+    // their next collective times out.
+    virtual void abort(const std::string& reason) = 0;
 
     // A group of the same processes whose collectives are apart from this one's (MPI_Comm_dup),
     // so that two threads of a process may each use their own at the same time (the gradient
@@ -55,7 +60,7 @@ class ProcessGroup {
 // collective waits for the other processes before it gives up.
 std::unique_ptr<ProcessGroup> join_launched_processes(std::chrono::milliseconds timeout);
 
-// This process alone: index 0 of 1; its collectives return their input.
+// This process alone: index 0 of 1; its collectives return their input (Aborted after abort()).
 std::unique_ptr<ProcessGroup> single_process();
 
 }  // namespace scalelab::comm

@@ -68,6 +68,10 @@ void DeviceGroup::abort(const std::string& reason) {
         sync_bn_->abort(reason);
     if (gpu_)
         gpu_->abort(reason);
+    // A rank waiting across processes wakes now, not at the collective timeout.
+    for (const auto& processes : {host_processes_, sync_bn_processes_})
+        if (processes)
+            processes->abort(reason);
 }
 
 }  // namespace scalelab

@@ -372,7 +372,7 @@ RunEnd Trainer::run() {
     try {
         end = train();
     } catch (const std::exception& e) {
-        end = RunEnd{.status = RunStatus::Failed, .message = e.what()};
+        end = ended_early(RunStatus::Failed, e.what());
     }
     sink_.on_end(end);
     return end;
@@ -416,32 +416,49 @@ RunEnd Trainer::train() {
     });
 
     if (const auto& failure = threads.failure())
-        return RunEnd{
-            .status = RunStatus::Failed,
-            .message = "device " + std::to_string(failure->rank) + ": " + failure->message};
+        return ended_early(RunStatus::Failed,
+                           "device " + std::to_string(failure->rank) + ": " + failure->message);
     if (cancelled_.load()) {
-        RunEnd end = ends[0];
+        // Released by the abort before it could end itself, rank 0 has no end of its own.
+        RunEnd end = ends[0].message.empty() ? ended_early(RunStatus::Cancelled, "") : ends[0];
         end.status = RunStatus::Cancelled;
         if (end.message.empty())
-            end.message = "cancelled";
+            end.message = "stopped at step " + std::to_string(end.step);
         return end;
     }
     // Neither a device's failure nor a cancel: rank 0's end would be an empty, unfinished one.
     if (const auto& abort_reason = threads.abort_reason())
-        return RunEnd{.status = RunStatus::Failed,
-                      .message = "communication aborted: " + *abort_reason};
+        return ended_early(RunStatus::Failed, "communication aborted: " + *abort_reason);
     return ends[0];
+}
+
+void Trainer::cancel() {
+    cancelled_.store(true, std::memory_order_relaxed);
+    if (processes_ && processes_->count() > 1)
+        processes_->abort("cancelled");
+}
+
+RunEnd Trainer::ended_early(RunStatus status, std::string message) const {
+    return RunEnd{.status = status,
+                  .message = std::move(message),
+                  .step = steps_done_.load(),
+                  .epoch = epoch_now_.load()};
 }
 
 RunEnd Trainer::run_device(const RunSpec& run_spec, int rank, DeviceGroup::Rank& devices_of_rank,
                            const RunInfo& info) {
     DeviceRun run(run_spec, data_, sink_, step_hook_, rank, devices_of_rank, info);
+    const bool keeps_progress = rank % spec_.devices == 0;  // this process's first rank
     for (int epoch = 1; epoch <= spec_.epochs; ++epoch) {
         run.start_epoch(epoch);
+        if (keeps_progress)
+            epoch_now_.store(epoch);
         for (int step_in_epoch = 1; step_in_epoch <= info.steps_per_epoch; ++step_in_epoch) {
             if (cancelled_.load(std::memory_order_relaxed))
                 return run.cancel(epoch);
             const TrainedStep step = run.train_step(epoch, step_in_epoch);
+            if (keeps_progress)
+                steps_done_.fetch_add(1);
             run.record_step(step);
             if (std::optional<RunEnd> end = run.stop_if_diverged(step))
                 return *std::move(end);

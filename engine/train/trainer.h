@@ -36,8 +36,11 @@ class Trainer {
     // a failure inside the run ends it as RunStatus::Failed with the error's message.
     RunEnd run();
 
-    // Safe from any thread; the run stops before its next step and ends as Cancelled.
-    void cancel() { cancelled_.store(true, std::memory_order_relaxed); }
+    // Safe from any thread; the run stops before its next step and ends as Cancelled. A run
+    // across processes stops at once (its collectives are aborted): each process would stop at
+    // a step of its own, and a rank waiting for a process that has stopped would wait until the
+    // collective timeout.
+    void cancel();
 
     // Fault injection for tests; set before run(). Unset (the default), each costs one test of
     // an empty std::function: once per step, and once per device and run.
@@ -70,11 +73,18 @@ class Trainer {
     RunEnd run_device(const RunSpec& run_spec, int rank, DeviceGroup::Rank& devices_of_rank,
                       const RunInfo& info);
 
+    // The end of a run that no rank ended itself (a failure, an abort, a cancel that released
+    // the ranks): at the last step this process's first rank trained.
+    RunEnd ended_early(RunStatus status, std::string message) const;
+
     RunSpec spec_;
     std::vector<int> gpus_;  // a GPU run's GPUs, one per rank, checked against the machine
     const data::TrainTest& data_;
     MetricsSink& sink_;
     std::atomic<bool> cancelled_{false};
+    // The epoch and step this process's first rank is at (written by its thread).
+    std::atomic<int> epoch_now_{0};
+    std::atomic<std::int64_t> steps_done_{0};
     std::function<void(int, std::int64_t)> step_hook_;
     std::function<void(int, comm::Communicator&)> communicator_hook_;
     std::shared_ptr<comm::ProcessGroup> processes_;

@@ -1,17 +1,23 @@
-// The processes an MPI launcher started together, joined over MPI (Open MPI from Debian). The
-// one file of the engine that includes mpi.h; cmake/scalelab_mpi.cmake builds it where MPI was
-// found.
+// The processes an MPI launcher started together, joined over MPI (Open MPI from Debian).
+// engine/comm/mpi/ is the one folder of the engine that includes mpi.h; cmake/scalelab_mpi.cmake
+// builds it where MPI was found.
 
 #include <mpi.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "comm/communicator.h"
+#include "comm/mpi/mpi_job.h"
 #include "comm/process_group.h"
 
 namespace scalelab::comm {
@@ -26,14 +32,6 @@ bool launched_by_mpi() {
     return false;
 }
 
-std::string mpi_error_text(int code) {
-    char text[MPI_MAX_ERROR_STRING];
-    int length = 0;
-    if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
-        return "MPI error " + std::to_string(code);
-    return std::string(text, std::size_t(length));
-}
-
 // How long wait() polls a collective back to back before it sleeps between polls: longer than
 // a 64 MB all-reduce between two processes of one machine takes (28 ms measured).
 constexpr auto busy_polling = std::chrono::milliseconds(100);
@@ -43,81 +41,60 @@ constexpr std::size_t max_piece = std::size_t(1) << 30;
 
 class MpiProcesses final : public ProcessGroup {
   public:
-    explicit MpiProcesses(std::chrono::milliseconds timeout) : timeout_(timeout) {
-        int provided = 0;
-        // MULTIPLE: a run's threads call MPI at the same time, each on its own duplicate()
-        // (the gradient reducer's, synchronised batch norm's).
-        check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided), "MPI_Init");
-        if (provided < MPI_THREAD_MULTIPLE)
-            throw std::runtime_error(
-                "this MPI cannot be called from several threads at once "
-                "(MPI_THREAD_MULTIPLE)");
-        // Errors come back as codes (turned into exceptions here), never end the program.
-        check(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN),
-              "MPI_Comm_set_errhandler");
-        check(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
-        check(MPI_Comm_rank(comm_, &index_), "MPI_Comm_rank");
-        check(MPI_Comm_size(comm_, &count_), "MPI_Comm_size");
-        char name[MPI_MAX_PROCESSOR_NAME];
-        int length = 0;
-        check(MPI_Get_processor_name(name, &length), "MPI_Get_processor_name");
-        host_.assign(name, std::size_t(length));
+    // A group over its own duplicate of `parent`.
+    MpiProcesses(std::shared_ptr<MpiJob> job, MPI_Comm parent, std::chrono::milliseconds timeout)
+        : job_(std::move(job)), timeout_(timeout) {
+        job_->check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
+        job_->check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
     }
 
     ~MpiProcesses() override {
-        // After a collective that never completed, MPI_Finalize could wait for it for ever:
-        // the process ends without it (the launcher then ends the others).
-        if (broken_ || (owner_ != nullptr && *owner_))
-            return;
-        MPI_Comm_free(&comm_);
-        if (owner_ == nullptr)
-            MPI_Finalize();
+        if (!job_->broken())
+            MPI_Comm_free(&comm_);
     }
 
     std::unique_ptr<ProcessGroup> duplicate() override {
-        auto copy = std::unique_ptr<MpiProcesses>(new MpiProcesses(*this));
-        check(MPI_Comm_dup(comm_, &copy->comm_), "MPI_Comm_dup");
-        copy->owner_ = &broken_;
-        return copy;
+        return std::make_unique<MpiProcesses>(job_, comm_, timeout_);
     }
 
-    int index() const override { return index_; }
-    int count() const override { return count_; }
-    std::string host() const override { return host_; }
+    int index() const override { return job_->index(); }
+    int count() const override { return job_->count(); }
+    std::string host() const override { return job_->host(job_->index()); }
 
     void all_reduce_sum(std::span<float> data) override {
         for (std::size_t at = 0; at < data.size(); at += max_piece) {
             const int n = int(std::min(max_piece, data.size() - at));
             MPI_Request request = MPI_REQUEST_NULL;
-            check(MPI_Iallreduce(MPI_IN_PLACE, data.data() + at, n, MPI_FLOAT, MPI_SUM, comm_,
-                                 &request),
-                  "MPI_Iallreduce");
+            job_->check(MPI_Iallreduce(MPI_IN_PLACE, data.data() + at, n, MPI_FLOAT, MPI_SUM, comm_,
+                                       &request),
+                        "MPI_Iallreduce");
             wait(request, "an all-reduce");
         }
     }
 
     void broadcast(std::span<float> data, int root) override {
-        if (root < 0 || root >= count_)
+        if (root < 0 || root >= count())
             throw std::logic_error("broadcast from process " + std::to_string(root) + " of " +
-                                   std::to_string(count_));
+                                   std::to_string(count()));
         for (std::size_t at = 0; at < data.size(); at += max_piece) {
             const int n = int(std::min(max_piece, data.size() - at));
             MPI_Request request = MPI_REQUEST_NULL;
-            check(MPI_Ibcast(data.data() + at, n, MPI_FLOAT, root, comm_, &request), "MPI_Ibcast");
+            job_->check(MPI_Ibcast(data.data() + at, n, MPI_FLOAT, root, comm_, &request),
+                        "MPI_Ibcast");
             wait(request, "a broadcast");
         }
     }
 
     void all_gather(std::span<const float> in, std::span<float> out) override {
-        if (out.size() != in.size() * std::size_t(count_))
+        if (out.size() != in.size() * std::size_t(count()))
             throw std::logic_error("all_gather: out must hold count() x in.size() floats");
         if (in.size() > std::size_t(std::numeric_limits<int>::max()))
             throw std::length_error("all_gather of more than 2^31 floats a process");
-        const bool in_place = in.data() == out.data() + std::size_t(index_) * in.size();
+        const bool in_place = in.data() == out.data() + std::size_t(index()) * in.size();
         MPI_Request request = MPI_REQUEST_NULL;
-        check(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(), int(in.size()), MPI_FLOAT,
-                             out.data(), int(in.size()), MPI_FLOAT, comm_, &request),
-              "MPI_Iallgather");
+        job_->check(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(), int(in.size()), MPI_FLOAT,
+                                   out.data(), int(in.size()), MPI_FLOAT, comm_, &request),
+                    "MPI_Iallgather");
         wait(request, "an all-gather");
     }
 
@@ -126,79 +103,96 @@ class MpiProcesses final : public ProcessGroup {
         if (text.size() > std::size_t(std::numeric_limits<int>::max()))
             throw std::length_error("all_gather_text of more than 2^31 bytes");
         const int length = int(text.size());
-        std::vector<int> lengths(static_cast<std::size_t>(count_));
+        std::vector<int> lengths(static_cast<std::size_t>(count()));
         MPI_Request request = MPI_REQUEST_NULL;
-        check(MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request),
-              "MPI_Iallgather");
+        job_->check(
+            MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request),
+            "MPI_Iallgather");
         wait(request, "an all-gather");
         const int longest = std::max(1, *std::max_element(lengths.begin(), lengths.end()));
         std::string mine = text;
         mine.resize(std::size_t(longest), '\0');
-        std::string all(std::size_t(longest) * std::size_t(count_), '\0');
-        check(MPI_Iallgather(mine.data(), longest, MPI_CHAR, all.data(), longest, MPI_CHAR, comm_,
-                             &request),
-              "MPI_Iallgather");
+        std::string all(std::size_t(longest) * std::size_t(count()), '\0');
+        job_->check(MPI_Iallgather(mine.data(), longest, MPI_CHAR, all.data(), longest, MPI_CHAR,
+                                   comm_, &request),
+                    "MPI_Iallgather");
         wait(request, "an all-gather");
         std::vector<std::string> texts;
-        for (std::size_t p = 0; p < std::size_t(count_); ++p)
+        for (std::size_t p = 0; p < std::size_t(count()); ++p)
             texts.push_back(all.substr(p * std::size_t(longest), std::size_t(lengths[p])));
         return texts;
     }
 
     void barrier() override {
         MPI_Request request = MPI_REQUEST_NULL;
-        check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+        job_->check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
         wait(request, "a barrier");
     }
 
-  private:
-    void check(int code, const char* call) {
-        if (code != MPI_SUCCESS) {
-            broken_ = true;
-            throw std::runtime_error(where() + ": " + call + " failed: " + mpi_error_text(code));
-        }
-    }
+    void abort(const std::string& reason) override { job_->abort(reason); }
 
-    // Polls the request until it completes or the timeout passes: a blocking MPI call would
-    // wait for ever for a process that died. A non-blocking collective moves only while this
-    // process calls into MPI (Open MPI's libnbc progresses in MPI_Test), so the first
-    // `busy_polling` are polled back to back; after that every 1 ms, so that a long wait for a
-    // slower process costs little CPU.
+  private:
+    // Polls the request until it completes, the job is aborted, or the timeout passes: a
+    // blocking MPI call would wait for ever for a process that died. A non-blocking collective
+    // moves only while this process calls into MPI (Open MPI's libnbc progresses in MPI_Test),
+    // so the first `busy_polling` are polled back to back; after that every 1 ms, so that a
+    // long wait for a slower process costs little CPU. The roll call is made a window before
+    // the timeout, so that the processes that are gone are named within it.
     void wait(MPI_Request& request, const char* what) {
         const auto start = std::chrono::steady_clock::now();
-        const auto deadline = start + timeout_;
+        const auto window =
+            std::min<std::chrono::milliseconds>(std::chrono::seconds(2), timeout_ / 4);
+        bool roll_called = false;
         for (;;) {
+            if (const std::optional<std::string> reason = job_->abort_reason()) {
+                job_->mark_broken();
+                throw Aborted(*reason);
+            }
             int done = 0;
-            check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+            job_->check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
             if (done != 0)
                 return;
-            const auto now = std::chrono::steady_clock::now();
-            if (now > deadline) {
-                broken_ = true;
-                throw Aborted(where() + ": " + what + " did not complete within " +
-                              std::to_string(timeout_.count() / 1000) +
-                              " s: another process stopped, died or was killed");
+            const auto waited = std::chrono::steady_clock::now() - start;
+            if (!roll_called && waited > timeout_ - window) {
+                roll_called = true;
+                if (const std::vector<int> silent = job_->silent_processes(window); !silent.empty())
+                    fail(what, waited,
+                         names(silent) +
+                             (silent.size() == 1
+                                  ? " no longer answers: it died, was killed or lost its connection"
+                                  : " no longer answer: they died, were killed or lost their "
+                                    "connections"));
             }
-            if (now - start > busy_polling)
+            if (waited > timeout_)
+                fail(what, waited,
+                     "every process answers, but one of them did not join it (it hangs, or was "
+                     "started differently)");
+            if (waited > busy_polling)
                 std::this_thread::sleep_for(std::chrono::milliseconds(1));
         }
     }
 
-    // "process 1 of 2 (host node17)": who says what went wrong.
-    std::string where() const {
-        return "process " + std::to_string(index_) + " of " + std::to_string(count_) + " (host " +
-               (host_.empty() ? std::string("unknown") : host_) + ")";
+    [[noreturn]] void fail(const char* what, std::chrono::steady_clock::duration waited,
+                           const std::string& why) {
+        job_->mark_broken();
+        char seconds[32];
+        std::snprintf(seconds, sizeof seconds, "%.1f",
+                      std::chrono::duration<double>(waited).count());
+        throw Aborted(job_->who_am_i() + ": " + what + " did not complete in " + seconds +
+                      " s: " + why);
     }
 
+    // "process 1 (host b), process 3 (host d)"
+    std::string names(const std::vector<int>& processes) const {
+        std::string text;
+        for (const int p : processes)
+            text += (text.empty() ? "" : ", ") + job_->who(p);
+        return text;
+    }
+
+    std::shared_ptr<MpiJob> job_;
     std::chrono::milliseconds timeout_;
     MPI_Comm comm_ = MPI_COMM_NULL;
-    int index_ = 0;
-    int count_ = 1;
-    std::string host_;
-    bool broken_ = false;  // a collective failed or timed out: MPI is not finalised
-    // A duplicate's: the group that initialised MPI (its broken_ flag), which finalises it and
-    // must outlive it; null for that group itself.
-    const bool* owner_ = nullptr;
 };
 
 }  // namespace
@@ -206,7 +200,7 @@ class MpiProcesses final : public ProcessGroup {
 std::unique_ptr<ProcessGroup> join_launched_processes(std::chrono::milliseconds timeout) {
     if (!launched_by_mpi())
         return single_process();
-    return std::make_unique<MpiProcesses>(timeout);
+    return std::make_unique<MpiProcesses>(std::make_shared<MpiJob>(), MPI_COMM_WORLD, timeout);
 }
 
 }  // namespace scalelab::comm

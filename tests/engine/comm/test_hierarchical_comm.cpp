@@ -5,6 +5,7 @@
 
 #include <QtTest>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -189,6 +190,41 @@ class TestHierarchicalComm : public QObject {
         for (std::size_t r = 0; r < 4; ++r)
             QVERIFY2(thrown[r].find("process 1: link down") != std::string::npos,
                      thrown[r].c_str());
+    }
+
+    // Process 1 has stopped calling (its ranks never join): an abort on one of process 0's
+    // ranks releases both of them, the one waiting across processes included, at once rather
+    // than at the collective timeout.
+    void anAbortReleasesTheRankWaitingAcrossProcesses() {
+        Layout layout(2, 2);
+        std::vector<std::vector<float>> buffers(2, std::vector<float>(64));
+        std::vector<std::string> thrown(2);
+        std::vector<std::thread> process0;
+        for (std::size_t r = 0; r < 2; ++r)
+            process0.emplace_back([&, r] {
+                try {
+                    layout.comms[r]->all_reduce(buffers[r], ReduceOp::Sum);
+                } catch (const Aborted& aborted) {
+                    thrown[r] = aborted.what();
+                }
+            });
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        layout.comms[1]->abort("cancelled");
+        for (std::thread& thread : process0)
+            thread.join();
+        QCOMPARE(thrown, std::vector<std::string>({"cancelled", "cancelled"}));
+    }
+
+    // This process alone: an abort makes its collectives, and its duplicates', throw.
+    void aLoneProcessAbortedThrows() {
+        const std::unique_ptr<ProcessGroup> alone = single_process();
+        const std::unique_ptr<ProcessGroup> copy = alone->duplicate();
+        std::vector<float> data(4, 1.0F);
+        alone->all_reduce_sum(data);
+        QCOMPARE(data, std::vector<float>(4, 1.0F));
+        alone->abort("cancelled");
+        QVERIFY_THROWS_EXCEPTION(Aborted, alone->all_reduce_sum(data));
+        QVERIFY_THROWS_EXCEPTION(Aborted, copy->barrier());
     }
 };
 
