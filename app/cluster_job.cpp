@@ -11,10 +11,6 @@
 namespace scalelab {
 
 QString cluster_job_problem(const RunSpec& spec, const ClusterJob& job) {
-    if (spec.device == DeviceKind::Gpu)
-        return QStringLiteral(
-            "GPUs are not joined across processes yet: choose CPU devices for "
-            "a cluster job, or train on the GPUs of one machine");
     if (job.nodes < 1)
         return QStringLiteral("a cluster job needs at least 1 node (got %1)").arg(job.nodes);
     if (job.cpus_per_node < spec.devices)
@@ -27,21 +23,25 @@ QString cluster_job_problem(const RunSpec& spec, const ClusterJob& job) {
 }
 
 QString cluster_job_script(const RunSpec& spec, const ClusterJob& job, const QString& config_name) {
-    const int threads = job.cpus_per_node / spec.devices;
+    const bool gpus = spec.device == DeviceKind::Gpu;
+    // CPU devices share the task's cores; a GPU run's host threads need no count.
+    const QString threads =
+        gpus ? QString() : QStringLiteral(" --threads %1").arg(job.cpus_per_node / spec.devices);
     return QStringLiteral(
                "#!/usr/bin/env bash\n"
-               "# Written by ScaleLab (File > Export cluster job...): %1 nodes x %2 CPU devices, "
+               "# Written by ScaleLab (File > Export cluster job...): %1 nodes x %2 %6, "
                "one run.\n"
                "# Submit beside %3 from a folder every node sees: sbatch <this file>\n"
                "#SBATCH --job-name=scalelab\n"
                "#SBATCH --nodes=%1\n"
                "#SBATCH --ntasks-per-node=1\n"
                "#SBATCH --cpus-per-task=%4\n"
+               "%7"
                "#SBATCH --output=scalelab-%j.out\n"
                "set -euo pipefail\n"
                "CLI=${CLI:-scalelab-cli}\n"
                "STORE=$PWD/scalelab-$SLURM_JOB_ID.sqlite\n"
-               "args=(train --config \"%3\" --threads %5 --store \"$STORE\")\n"
+               "args=(train --config \"%3\"%5 --store \"$STORE\")\n"
                "# srun starts the processes where Slurm has PMIx, mpirun inside the allocation "
                "otherwise.\n"
                "if srun --mpi=list 2>/dev/null | grep -q pmix; then\n"
@@ -54,7 +54,9 @@ QString cluster_job_script(const RunSpec& spec, const ClusterJob& job, const QSt
         .arg(spec.devices)
         .arg(config_name)
         .arg(job.cpus_per_node)
-        .arg(threads);
+        .arg(threads)
+        .arg(gpus ? QStringLiteral("GPUs") : QStringLiteral("CPU devices"))
+        .arg(gpus ? QStringLiteral("#SBATCH --gpus-per-node=%1\n").arg(spec.devices) : QString());
 }
 
 bool write_cluster_job(const RunSpec& spec, const ClusterJob& job, const QString& sbatch_path,
@@ -66,7 +68,11 @@ bool write_cluster_job(const RunSpec& spec, const ClusterJob& job, const QString
     }
     const QFileInfo script(sbatch_path);
     const QString config_path = script.dir().filePath(script.completeBaseName() + ".json");
-    const QByteArray config = QJsonDocument(run_spec_to_json(spec)).toJson(QJsonDocument::Indented);
+    // Each node trains on the first GPUs Slurm gives it, whichever this machine's were.
+    RunSpec exported = spec;
+    exported.gpus.clear();
+    const QByteArray config =
+        QJsonDocument(run_spec_to_json(exported)).toJson(QJsonDocument::Indented);
     const QByteArray text =
         cluster_job_script(spec, job, QFileInfo(config_path).fileName()).toUtf8();
     const std::pair<QString, QByteArray> files[] = {{config_path, config}, {sbatch_path, text}};

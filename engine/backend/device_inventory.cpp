@@ -37,6 +37,10 @@ std::shared_ptr<GpuGroup> make_gpu_group(const GpuGroupOptions& options) {
     return cuda::gpu_module().make_group(options);
 }
 
+std::string make_gpu_group_id() {
+    return cuda::gpu_module().make_group_id();
+}
+
 std::vector<comm::AllReduceRow> run_gpu_allreduce_benchmark(
     const std::vector<int>& gpus, const std::vector<std::size_t>& sizes_bytes, int iterations) {
     return cuda::gpu_module().run_allreduce_benchmark(gpus, sizes_bytes, iterations);
@@ -59,6 +63,10 @@ std::unique_ptr<Backend> make_gpu_backend(const GpuBackendOptions&) {
 }
 
 std::shared_ptr<GpuGroup> make_gpu_group(const GpuGroupOptions&) {
+    no_gpu_backend();
+}
+
+std::string make_gpu_group_id() {
     no_gpu_backend();
 }
 

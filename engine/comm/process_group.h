@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -53,6 +54,10 @@ class ProcessGroup {
     // all-reduce on one, synchronised batch norm on the other). Collective.
     virtual std::unique_ptr<ProcessGroup> duplicate() = 0;
 };
+
+// What process 0's make() returns, in every process (collective; only process 0 calls make):
+// how one process's id (NCCL's unique id) reaches the others. Any bytes, zeros included.
+std::string made_by_process_0(ProcessGroup& processes, const std::function<std::string()>& make);
 
 // The group this process was started in: the processes an MPI launcher (mpirun, srun) started
 // together, when ScaleLab is built with MPI and was started by one; otherwise this process

@@ -1,6 +1,5 @@
 #include "train/device_group.h"
 
-#include <stdexcept>
 #include <utility>
 
 #include "backend/cpu/cpu_backend.h"
@@ -26,17 +25,19 @@ DeviceGroup::DeviceGroup(int devices, std::vector<int> gpus, GpuBackendOptions g
       sync_bn_(sync_bn && (devices > 1 || across_processes(processes))
                    ? comm::ThreadGroup::create(devices, spin)
                    : nullptr) {
+    GpuGroupOptions gpu_group{.gpus = gpus_, .timeout_seconds = timeout_seconds};
     if (across_processes(processes)) {
-        if (!gpus_.empty())
-            throw std::invalid_argument(
-                "GPUs are not joined across processes yet: run one "
-                "process, or CPU devices across processes");
         host_processes_ = processes->duplicate();
         if (sync_bn_)
             sync_bn_processes_ = processes->duplicate();
+        if (!gpus_.empty()) {
+            gpu_group.unique_id = comm::made_by_process_0(*processes, make_gpu_group_id);
+            gpu_group.first_rank = processes->index() * devices;
+            gpu_group.ranks = processes->count() * devices;
+        }
     }
     if (!gpus_.empty())
-        gpu_ = make_gpu_group({.gpus = gpus_, .timeout_seconds = timeout_seconds});
+        gpu_ = make_gpu_group(gpu_group);
 }
 
 DeviceGroup::Rank DeviceGroup::rank(int rank) {

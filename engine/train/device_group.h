@@ -26,8 +26,9 @@ namespace scalelab {
 // Across processes (a ProcessGroup of more than one, CPU devices): the host's and synchronised
 // batch norm's collectives are HierarchicalComm's over P processes x `devices` local ranks, each
 // group on its own duplicate of the processes (their threads call at the same time); global
-// rank = process * devices + local rank. GPUs across processes are not joined yet: the
-// constructor refuses them.
+// rank = process * devices + local rank. GPUs across processes are one NCCL group of every
+// process's GPUs (process 0's make_gpu_group_id sent to the others, then ncclCommInitRank for
+// each local GPU); the host's numbers still go through HierarchicalComm.
 class DeviceGroup {
   public:
     // gpus: one CUDA index per device, or empty for `devices` CPU devices of `threads` threads

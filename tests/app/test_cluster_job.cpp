@@ -41,10 +41,27 @@ class TestClusterJob : public QObject {
         QVERIFY(script.contains("scalelab-cli runs import"));
     }
 
-    void whatCannotGoIsSaid() {
+    // GPUs: each node's first spec.devices GPUs, whatever this machine's indices were.
+    void aGpuJobAsksForTheGpusOfEachNode() {
         RunSpec gpu = cpu_experiment();
         gpu.device = DeviceKind::Gpu;
-        QVERIFY(cluster_job_problem(gpu, {}).contains("GPUs are not joined across processes"));
+        gpu.gpus = {2, 3};
+        QVERIFY(cluster_job_problem(gpu, {}).isEmpty());
+        const QString script = cluster_job_script(gpu, {.nodes = 2, .cpus_per_node = 8}, "e.json");
+        QVERIFY(script.contains("#SBATCH --gpus-per-node=2\n"));
+        QVERIFY(script.contains("train --config \"e.json\" --store "));  // no --threads
+        QTemporaryDir folder;
+        QString error;
+        QVERIFY2(write_cluster_job(gpu, {}, folder.filePath("g.sbatch"), &error),
+                 qPrintable(error));
+        QFile config(folder.filePath("g.json"));
+        QVERIFY(config.open(QIODevice::ReadOnly));
+        const QJsonObject json = QJsonDocument::fromJson(config.readAll()).object();
+        QCOMPARE(json.value("device").toString(), QString("gpu"));
+        QVERIFY(json.value("gpus").toArray().isEmpty());
+    }
+
+    void whatCannotGoIsSaid() {
         QVERIFY(cluster_job_problem(cpu_experiment(), {.nodes = 0, .cpus_per_node = 8})
                     .contains("at least 1 node"));
         QVERIFY(cluster_job_problem(cpu_experiment(), {.nodes = 2, .cpus_per_node = 1})
@@ -66,11 +83,10 @@ class TestClusterJob : public QObject {
         QVERIFY(bash.waitForFinished(10000));
         QCOMPARE(bash.exitCode(), 0);
 
-        RunSpec gpu = cpu_experiment();
-        gpu.device = DeviceKind::Gpu;
-        const QString refused = folder.filePath("gpu.sbatch");
-        QVERIFY(!write_cluster_job(gpu, {}, refused, &error));
-        QVERIFY(error.contains("GPUs"));
+        const QString refused = folder.filePath("none.sbatch");
+        QVERIFY(!write_cluster_job(cpu_experiment(), {.nodes = 0, .cpus_per_node = 8}, refused,
+                                   &error));
+        QVERIFY(error.contains("at least 1 node"));
         QVERIFY(!QFile::exists(refused));
     }
 };

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backend/gpu_runtime.h"
@@ -12,10 +13,11 @@ namespace scalelab::cuda {
 // abi_version changes whenever this table or a type it passes changes, so that a module left
 // over from another build is refused instead of called wrongly.
 struct GpuModule {
-    static constexpr int current_abi = 1;
+    static constexpr int current_abi = 2;
     int abi_version = current_abi;
     std::unique_ptr<Backend> (*make_backend)(const GpuBackendOptions&) = nullptr;
     std::shared_ptr<GpuGroup> (*make_group)(const GpuGroupOptions&) = nullptr;
+    std::string (*make_group_id)() = nullptr;
     std::vector<comm::AllReduceRow> (*run_allreduce_benchmark)(const std::vector<int>&,
                                                                const std::vector<std::size_t>&,
                                                                int) = nullptr;

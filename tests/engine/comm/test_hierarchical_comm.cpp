@@ -5,6 +5,7 @@
 
 #include <QtTest>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -213,6 +214,28 @@ class TestHierarchicalComm : public QObject {
         for (std::thread& thread : process0)
             thread.join();
         QCOMPARE(thrown, std::vector<std::string>({"cancelled", "cancelled"}));
+    }
+
+    // Process 0's bytes (an NCCL id has zeros in it) reach every process; only process 0 makes
+    // them.
+    void whatProcess0MakesReachesEveryProcess() {
+        const auto across = ThreadGroup::create(3);
+        const std::string id("\x01\x00\xff id\x00", 7);
+        std::vector<std::string> received(3);
+        std::atomic<int> made{0};
+        std::vector<std::thread> processes;
+        for (int p = 0; p < 3; ++p)
+            processes.emplace_back([&, p] {
+                scalelab::testing::ThreadProcesses group(across->communicator(p));
+                received[std::size_t(p)] = made_by_process_0(group, [&] {
+                    ++made;
+                    return p == 0 ? id : std::string("not process 0");
+                });
+            });
+        for (std::thread& thread : processes)
+            thread.join();
+        QCOMPARE(made.load(), 1);
+        QCOMPARE(received, std::vector<std::string>(3, id));
     }
 
     // This process alone: an abort makes its collectives, and its duplicates', throw.

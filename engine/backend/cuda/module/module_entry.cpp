@@ -17,6 +17,7 @@ const scalelab::cuda::GpuModule module_table{
     .abi_version = scalelab::cuda::GpuModule::current_abi,
     .make_backend = &make_backend,
     .make_group = &scalelab::cuda::make_nccl_group,
+    .make_group_id = &scalelab::cuda::make_nccl_group_id,
     .run_allreduce_benchmark = &scalelab::cuda::run_nccl_allreduce_benchmark,
 };
 

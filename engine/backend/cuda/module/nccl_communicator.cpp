@@ -2,6 +2,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <sstream>
@@ -145,7 +146,9 @@ std::shared_ptr<NcclGroup> NcclGroup::create(const GpuGroupOptions& options) {
 }
 
 NcclGroup::NcclGroup(Private, const GpuGroupOptions& options)
-    : options_(options), ranks_(options.gpus.size()) {
+    : options_(options),
+      global_ranks_(options.unique_id.empty() ? int(options.gpus.size()) : options.ranks),
+      ranks_(options.gpus.size()) {
     for (std::size_t r = 0; r < ranks_.size(); ++r)
         ranks_[r].gpu = options.gpus[r];
 }
@@ -179,10 +182,7 @@ NcclGroup::~NcclGroup() {
 void NcclGroup::create_rank_resources() {
     DeviceRestorer restore;
     connect_at_init();
-    std::vector<ncclComm_t> comms(ranks_.size(), nullptr);
-    check_nccl(ncclCommInitAll(comms.data(), size(), options_.gpus.data()), "ncclCommInitAll");
-    for (std::size_t r = 0; r < ranks_.size(); ++r)
-        ranks_[r].comm = comms[r];
+    init_communicators();
     for (Rank& rank : ranks_) {
         check_cuda(cudaSetDevice(rank.gpu), "cudaSetDevice");
         check_cuda(cudaStreamCreateWithFlags(&rank.stream, cudaStreamNonBlocking),
@@ -200,6 +200,31 @@ void NcclGroup::create_rank_resources() {
         // On the communication stream, so that it is ordered before the first barrier.
         check_cuda(cudaMemsetAsync(value, 0, sizeof(float), rank.stream), "cudaMemsetAsync");
     }
+}
+
+void NcclGroup::init_communicators() {
+    if (options_.unique_id.empty()) {
+        std::vector<ncclComm_t> comms(ranks_.size(), nullptr);
+        check_nccl(ncclCommInitAll(comms.data(), local_ranks(), options_.gpus.data()),
+                   "ncclCommInitAll");
+        for (std::size_t r = 0; r < ranks_.size(); ++r)
+            ranks_[r].comm = comms[r];
+        return;
+    }
+    // Across processes, as llm.c and nccl-tests do: one id from rank 0, and this process's GPUs
+    // joined in one NCCL group (one thread drives several GPUs). Collective across processes:
+    // it returns once every rank has joined.
+    ncclUniqueId id;
+    std::copy(options_.unique_id.begin(), options_.unique_id.end(), id.internal);
+    check_nccl(ncclGroupStart(), "ncclGroupStart");
+    ncclResult_t result = ncclSuccess;
+    for (std::size_t r = 0; r < ranks_.size() && result == ncclSuccess; ++r) {
+        check_cuda(cudaSetDevice(ranks_[r].gpu), "cudaSetDevice");
+        result = ncclCommInitRank(&ranks_[r].comm, global_ranks_, id, options_.first_rank + int(r));
+    }
+    const ncclResult_t ended = ncclGroupEnd();
+    check_nccl(result, "ncclCommInitRank");
+    check_nccl(ended, "ncclGroupEnd");
 }
 
 void NcclGroup::connect_ranks() {
@@ -279,9 +304,9 @@ std::unique_ptr<comm::Communicator> NcclGroup::communicator(int rank) {
 }
 
 std::unique_ptr<NcclCommunicator> NcclGroup::nccl_communicator(int rank) {
-    if (rank < 0 || rank >= size())
+    if (rank < 0 || rank >= local_ranks())
         throw std::invalid_argument("rank " + std::to_string(rank) + " is not in a group of " +
-                                    std::to_string(size()) + " GPUs");
+                                    std::to_string(local_ranks()) + " GPUs");
     {
         // One live communicator per rank: two would make NCCL calls on one communicator from
         // two threads.
@@ -405,8 +430,8 @@ void NcclGroup::start_collective(int rank_index, const char* name, const char* c
         const Error error = result != ncclSuccess ? nccl_error(result, failed_call)
                                                   : cuda_error(status, failed_call);
         // The other ranks would wait for this one forever: end the group for them.
-        abort(rank_text(std::size_t(rank_index), rank.gpu) + " could not start its " + name + ": " +
-              error.what());
+        abort(rank_text(std::size_t(first_rank() + rank_index), rank.gpu) +
+              " could not start its " + name + ": " + error.what());
         throw error;
     }
     in_flight.hand_on();  // to finish_collective
@@ -424,7 +449,7 @@ float NcclGroup::finish_collective(int rank_index, const char* name, const char*
         throw_aborted();
     if (waited != cudaSuccess) {
         const Error error = cuda_error(waited, std::string(call) + " on the GPU");
-        abort(rank_text(std::size_t(rank_index), rank.gpu) + "'s " + name +
+        abort(rank_text(std::size_t(first_rank() + rank_index), rank.gpu) + "'s " + name +
               " failed: " + error.what());
         throw error;
     }
@@ -461,7 +486,8 @@ std::string NcclGroup::watchdog_problem() {
             std::string what = ncclGetErrorString(async_error);
             if (const char* last = ncclGetLastError(rank.comm); last != nullptr && *last != '\0')
                 what += std::string(" (") + last + ")";
-            return "NCCL failed on " + rank_text(r, rank.gpu) + ": " + what +
+            return "NCCL failed on " + rank_text(std::size_t(first_rank()) + r, rank.gpu) + ": " +
+                   what +
                    "; the GPU group's collectives were stopped. Check the GPUs and their links "
                    "(nvidia-smi; NCCL_DEBUG=WARN prints NCCL's own account), then start again";
         }
@@ -487,7 +513,8 @@ std::string NcclGroup::watchdog_problem() {
         }
         if (static_cast<double>(now - since) <= timeout_ns)
             continue;
-        return rank_text(r, rank.gpu) + " waited longer than the GPU group's timeout of " +
+        return rank_text(std::size_t(first_rank()) + r, rank.gpu) +
+               " waited longer than the GPU group's timeout of " +
                seconds_text(options_.timeout_seconds) + " in its " +
                rank.in_flight_name.load(std::memory_order_relaxed) +
                " and it did not finish (another rank never joined it, having stopped, hung or "

@@ -24,13 +24,15 @@ namespace scalelab::cuda {
 class NcclCommunicator;
 
 // Throws Error(InvalidSpec), saying what to change, unless `options` name at least one GPU, each
-// once, every one a GPU of this machine, and a positive timeout. The list and the timeout are
+// once, every one a GPU of this machine, and a positive timeout; across processes, an id of
+// ncclUniqueId's size and ranks inside the group. The list and the timeout are
 // checked before CUDA is asked anything; without a usable GPU the message gives the reason
 // (no_gpu_reason).
 void check_nccl_group_options(const GpuGroupOptions& options);
 
-// The NCCL communicators of one group of GPUs in this process (ncclCommInitAll), one rank per
-// GPU, with what each rank's collectives run on, and the watchdog that ends the group when NCCL
+// The NCCL communicators of this process's GPUs in one group (ncclCommInitAll; across processes,
+// ncclCommInitRank per GPU, global rank = first_rank + local index), one rank per GPU, with
+// what each local rank's collectives run on, and the watchdog that ends the group when NCCL
 // fails or a collective never finishes. Modelled on PyTorch's ProcessGroupNCCL, reduced to one
 // process with one thread per GPU.
 //
@@ -81,7 +83,10 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
     NcclGroup(const NcclGroup&) = delete;
     NcclGroup& operator=(const NcclGroup&) = delete;
 
-    int size() const override { return static_cast<int>(ranks_.size()); }
+    // Every rank of the group, this process's and the others'.
+    int size() const override { return global_ranks_; }
+    int local_ranks() const { return static_cast<int>(ranks_.size()); }
+    int first_rank() const { return options_.first_rank; }
     std::unique_ptr<comm::Communicator> communicator(int rank) override;
     // The same, as the concrete type (the benchmark times its all-reduces).
     std::unique_ptr<NcclCommunicator> nccl_communicator(int rank);
@@ -136,7 +141,8 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
                          cudaEvent_t after, bool timed);
 
     void create_rank_resources();
-    void connect_ranks();  // the creation-time all-reduce (see create)
+    void init_communicators();  // ranks_[r].comm for every local rank
+    void connect_ranks();       // the creation-time all-reduce (see create)
     void release_rank_resources() noexcept;
     void abort_communicators() noexcept;
     void release_handout(int rank);  // a communicator of `rank` was destroyed
@@ -148,7 +154,8 @@ class NcclGroup final : public GpuGroup, public std::enable_shared_from_this<Ncc
     void watch();
 
     const GpuGroupOptions options_;
-    std::vector<Rank> ranks_;
+    const int global_ranks_;
+    std::vector<Rank> ranks_;  // this process's, by local rank
 
     mutable std::mutex state_mutex_;  // reason_, handed_out
     std::string reason_;              // the first abort's reason
@@ -193,7 +200,7 @@ class NcclCommunicator final : public comm::Communicator {
     NcclCommunicator(const NcclCommunicator&) = delete;
     NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-    int rank() const override { return rank_; }
+    int rank() const override { return group_->first_rank() + rank_; }
     int size() const override { return group_->size(); }
 
     void all_reduce(std::span<float> data, comm::ReduceOp op) override;
@@ -219,7 +226,7 @@ class NcclCommunicator final : public comm::Communicator {
     void require_nothing_started() const;
 
     std::shared_ptr<NcclGroup> group_;
-    int rank_;
+    int rank_;  // local: the index into the group's ranks_
     // start_all_reduce_after left an all-reduce in flight for finish_all_reduce.
     bool started_ = false;
 };

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend/cuda/cuda_devices.h"
+#include "backend/cuda/module/library_errors.h"
 #include "backend/cuda/module/nccl_communicator.h"
 #include "error.h"
 
@@ -35,6 +36,16 @@ void check_nccl_group_options(const GpuGroupOptions& options) {
                     " is listed twice: each GPU runs one rank of the group (NCCL has one rank "
                     "per GPU), so list each GPU once");
     }
+    if (!options.unique_id.empty()) {
+        if (options.unique_id.size() != sizeof(ncclUniqueId))
+            invalid("a GPU group across processes needs an id of " +
+                    std::to_string(sizeof(ncclUniqueId)) + " bytes from make_gpu_group_id (got " +
+                    std::to_string(options.unique_id.size()) + ")");
+        if (options.first_rank < 0 || options.ranks < options.first_rank + int(gpus.size()))
+            invalid("this process's GPUs are ranks " + std::to_string(options.first_rank) + " to " +
+                    std::to_string(options.first_rank + int(gpus.size()) - 1) +
+                    ", outside a group of " + std::to_string(options.ranks) + " ranks");
+    }
     if (!std::isfinite(options.timeout_seconds) || options.timeout_seconds <= 0) {
         std::ostringstream given;
         given << options.timeout_seconds;
@@ -46,6 +57,12 @@ void check_nccl_group_options(const GpuGroupOptions& options) {
 
 std::shared_ptr<GpuGroup> make_nccl_group(const GpuGroupOptions& options) {
     return NcclGroup::create(options);
+}
+
+std::string make_nccl_group_id() {
+    ncclUniqueId id;
+    check_nccl(ncclGetUniqueId(&id), "ncclGetUniqueId");
+    return std::string(id.internal, sizeof id.internal);
 }
 
 }  // namespace scalelab::cuda
