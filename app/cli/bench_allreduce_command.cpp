@@ -14,6 +14,7 @@
 #include "backend/gpu_selection.h"
 #include "cli/bench_allreduce_options.h"
 #include "cli/bench_common.h"
+#include "cli/bench_processes.h"
 #include "cli/exit_codes.h"
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
@@ -83,30 +84,27 @@ int run_bench_allreduce_command(const std::vector<std::string>& args) {
                                       bench_allreduce_help_command))
         return *done;
 
+    // CPU devices in processes mpirun or srun started together: one group of all of them,
+    // process 0 printing the rows.
+    const BenchProcesses joined = join_bench_processes(args, bench_allreduce_help_command);
+    if (!joined.processes)
+        return joined.exit_code;
+    const std::shared_ptr<comm::ProcessGroup>& processes = joined.processes->group;
+    const bool prints = joined.processes->leader();
+
     const bool on_gpus = options.backend == AllReduceBackend::Cuda;
     std::vector<int> gpus;
     if (on_gpus) {
+        if (!joined.processes->alone())
+            return prints ? report_problems({"the GPU all-reduce benchmark measures the GPUs of "
+                                             "one process: start it without mpirun or srun"},
+                                            bench_allreduce_help_command)
+                          : exit_bad_input;
         GpuSelection selection = select_gpus(options);
         if (!selection.problems.empty())
             return report_problems(selection.problems, bench_allreduce_help_command);
         gpus = std::move(selection.indices);
     }
-
-    // CPU devices in processes mpirun or srun started together: one group of all of them,
-    // process 0 printing the rows.
-    std::shared_ptr<comm::ProcessGroup> processes;
-    if (!on_gpus) {
-        try {
-            processes = comm::join_launched_processes(std::chrono::seconds(120));
-        } catch (const std::exception& error) {
-            std::fprintf(stderr, "error: cannot join the processes the launcher started: %s\n",
-                         error.what());
-            return exit_failed;
-        }
-        if (processes->index() != 0)
-            spdlog::set_level(spdlog::level::err);
-    }
-    const bool prints = !processes || processes->index() == 0;
     const std::size_t ranks =
         on_gpus ? gpus.size() : std::size_t(options.devices) * std::size_t(processes->count());
     // Nothing to exchange (NCCL returns at once for one rank): the rows would read as a link

@@ -61,6 +61,7 @@ void MetricsJsonlSink::on_step(const StepMetrics& m) {
         JsonLine device = JsonLine().add("rank", std::int64_t(rank));
         for (StepPhase phase : all_step_phases)
             device.add(step_phase_key(phase), phase_seconds(m.devices[rank], phase));
+        device.add("between_processes", m.devices[rank].between_processes);
         devices.push_back(std::move(device));
     }
     write_row(JsonLine()

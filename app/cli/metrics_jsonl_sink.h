@@ -15,8 +15,10 @@ namespace scalelab::cli {
 //    "parameters","warnings":[...]}
 //   {"type":"step","step","epoch","loss","accuracy","lr","images_per_s","seconds",
 //    "noise_scale" (null while unknown),
-//    "devices":[{"rank","data","forward","backward","exposed_comm","wait","optimizer"}, ...]}
-//    (the devices' times in seconds, one object per device in rank order)
+//    "devices":[{"rank","data","forward","backward","exposed_comm","wait","optimizer",
+//    "between_processes"}, ...]}
+//    (the devices' times in seconds, one object per device in rank order; between_processes is
+//    not a part of the step, see DeviceStepTimes)
 //   {"type":"epoch", the same keys as a step but "seconds", "devices" and "noise_scale" ("loss"
 //    and "accuracy" of the training epoch, "lr" at its end), "train_loss","train_accuracy",
 //    "val_loss","val_accuracy","epoch_seconds","steady_images_per_s","other_programs_share" (the

@@ -83,6 +83,9 @@ void ProgressPrinter::on_step(const StepMetrics& m) {
         epoch_times_.exposed_comm += t.exposed_comm;
         epoch_times_.wait += t.wait;
         epoch_times_.optimizer += t.optimizer;
+        epoch_times_.between_processes += t.between_processes;
+        if (t.between_processes > 0)
+            ++epoch_exchanging_steps_;
     }
     epoch_device_steps_ += std::int64_t(m.devices.size());
     devices_seen_ = std::max(devices_seen_, m.devices.size());
@@ -133,11 +136,16 @@ std::string ProgressPrinter::breakdown_text() const {
         return {};
     const double ms = 1000.0 / double(epoch_device_steps_);
     const DeviceStepTimes& t = epoch_times_;
-    return fmt::format(
+    std::string text = fmt::format(
         "  ms/step per device: forward {:.2f} backward {:.2f} comm {:.2f} wait {:.2f} "
         "data {:.2f} opt {:.2f}",
         t.forward * ms, t.backward * ms, t.exposed_comm * ms, t.wait * ms, t.data * ms,
         t.optimizer * ms);
+    // Only the device that exchanges for its process has it: the mean over those.
+    if (epoch_exchanging_steps_ > 0)
+        text += fmt::format("; all-reduce between processes {:.2f}",
+                            t.between_processes * 1000.0 / double(epoch_exchanging_steps_));
+    return text;
 }
 
 void ProgressPrinter::on_epoch(const EpochMetrics& m) {
@@ -154,6 +162,7 @@ void ProgressPrinter::on_epoch(const EpochMetrics& m) {
     std::fflush(out_);
     epoch_times_ = {};
     epoch_device_steps_ = 0;
+    epoch_exchanging_steps_ = 0;
     devices_seen_ = 0;
     other_programs_share_ = m.other_programs_share;
 }

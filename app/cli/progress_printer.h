@@ -53,6 +53,8 @@ class ProgressPrinter : public MetricsSink {
     DeviceStepTimes epoch_times_;
     std::int64_t epoch_device_steps_ = 0;
     std::size_t devices_seen_ = 0;  // the most devices a step of this epoch reported
+    // Device steps of this epoch with time between processes (one device of each process).
+    std::int64_t epoch_exchanging_steps_ = 0;
     // The last epoch's EpochMetrics::other_programs_share (NaN: none yet, or not measured).
     double other_programs_share_ = std::numeric_limits<double>::quiet_NaN();
 };

@@ -108,7 +108,7 @@ int run_train_command(const std::vector<std::string>& args) {
     const RunSpec& spec = options.spec;
 
     // Started by mpirun or srun with others: one run together, process 0 in charge of output.
-    const std::optional<TrainProcesses> processes = join_train_processes(spec);
+    const std::optional<LaunchedProcesses> processes = join_train_processes(spec);
     if (!processes)
         return exit_failed;
     if (!processes->alone()) {

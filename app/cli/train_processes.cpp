@@ -18,44 +18,13 @@
 
 namespace scalelab::cli {
 
-namespace {
-
-// "process 1 on node17": what a follower's lines start with.
-std::string who(const comm::ProcessGroup& group) {
-    return fmt::format("process {} on {}", group.index(), group.host());
+std::optional<LaunchedProcesses> join_train_processes(const RunSpec& spec) {
+    // A process that died is noticed within the run's collective timeout.
+    return join_cli_processes(
+        std::chrono::milliseconds(std::llround(std::max(1.0, spec.collective_timeout_s) * 1000.0)));
 }
 
-}  // namespace
-
-std::string TrainProcesses::layout(int devices) const {
-    std::string names;
-    for (const std::string& host : hosts)
-        names += (names.empty() ? "" : ", ") + host;
-    return fmt::format("{} processes x {} device{} on hosts {}", group->count(), devices,
-                       devices == 1 ? "" : "s", names);
-}
-
-std::optional<TrainProcesses> join_train_processes(const RunSpec& spec) {
-    TrainProcesses processes;
-    try {
-        // A process that died is noticed within the run's collective timeout.
-        const auto timeout = std::chrono::milliseconds(
-            std::llround(std::max(1.0, spec.collective_timeout_s) * 1000.0));
-        processes.group = comm::join_launched_processes(timeout);
-        processes.hosts = processes.group->all_gather_text(processes.group->host());
-    } catch (const std::exception& error) {
-        std::fprintf(stderr, "error: cannot join the processes the launcher started: %s\n",
-                     error.what());
-        return std::nullopt;
-    }
-    if (!processes.leader()) {
-        spdlog::set_level(spdlog::level::err);
-        spdlog::set_pattern(fmt::format("[{}] %v", who(*processes.group)));
-    }
-    return processes;
-}
-
-std::optional<int> refuse_different_experiments(const TrainProcesses& processes,
+std::optional<int> refuse_different_experiments(const LaunchedProcesses& processes,
                                                 const RunSpec& spec) {
     const std::string mismatch = experiment_mismatch(*processes.group, spec);
     if (mismatch.empty())
@@ -67,8 +36,8 @@ std::optional<int> refuse_different_experiments(const TrainProcesses& processes,
                            "scalelab-cli train --help");
 }
 
-int train_as_follower(const RunSpec& spec, const TrainProcesses& processes) {
-    const std::string prefix = who(*processes.group);
+int train_as_follower(const RunSpec& spec, const LaunchedProcesses& processes) {
+    const std::string prefix = follower_prefix(*processes.group);
     try {
         const data::TrainTest data = data::load_dataset(dataset_request(spec));
         MetricsSink silent;  // process 0 reports the run

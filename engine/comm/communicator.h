@@ -65,6 +65,11 @@ class Communicator {
     virtual void all_gather(std::span<const float> in, std::span<float> out) = 0;
     virtual void barrier() = 0;
     virtual void abort(const std::string& reason) = 0;
+
+    // The seconds this rank's collectives have spent so far exchanging with other processes
+    // (HierarchicalComm's step 2, on the local rank that makes it); 0 for a communicator inside
+    // one process. Read between collectives: a step's part is the difference.
+    virtual double seconds_between_processes() const { return 0; }
 };
 
 }  // namespace scalelab::comm

@@ -1,5 +1,6 @@
 #include "comm/hierarchical_comm.h"
 
+#include <chrono>
 #include <stdexcept>
 #include <utility>
 
@@ -26,12 +27,20 @@ template <typename Step>
 void HierarchicalComm::across_processes(Step&& step) {
     if (local_->rank() != 0)
         return;
+    const auto start = std::chrono::steady_clock::now();
     try {
         step();
     } catch (const std::exception& error) {
         local_->abort(error.what());
         throw;
     }
+    between_processes_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::steady_clock::now() - start)
+                                        .count());
+}
+
+double HierarchicalComm::seconds_between_processes() const {
+    return double(between_processes_ns_.load()) * 1e-9;
 }
 
 void HierarchicalComm::all_reduce(std::span<float> data, ReduceOp op) {

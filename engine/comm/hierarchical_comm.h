@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "comm/communicator.h"
@@ -41,6 +43,7 @@ class HierarchicalComm final : public Communicator {
     // waiting across processes throws at once); the other processes learn of it when their next
     // collective times out or fails.
     void abort(const std::string& reason) override;
+    double seconds_between_processes() const override;
 
   private:
     // Runs `step` on local rank 0 (the others skip it); a throw aborts the local group first.
@@ -49,6 +52,9 @@ class HierarchicalComm final : public Communicator {
 
     std::unique_ptr<ThreadComm> local_;
     std::shared_ptr<ProcessGroup> processes_;
+    // Step 2's time so far; written by whichever thread makes the collective (the gradient
+    // reducer's or the worker's), read by the worker.
+    std::atomic<std::int64_t> between_processes_ns_{0};
 };
 
 }  // namespace scalelab::comm

@@ -23,7 +23,7 @@ std::vector<Bucket> buckets_for(const nn::Model& model, const RunSpec& spec) {
                         std::size_t(spec.bucket_mb * (1 << 20)));
 }
 
-constexpr std::size_t kTimeFields = 6;
+constexpr std::size_t kTimeFields = 7;
 
 // The group synchronised batch norm uses: none with one device (its statistics are already
 // those of the global batch) or without sync_bn.
@@ -81,6 +81,7 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     // that waited for it.
     timeline_.start();
     const auto step_start = Clock::now();
+    const double between_before = seconds_between_processes();
     StepResult local;
     const auto grads = replica_.model().grads();
     noise_.start_step(comm_.size(), micro_batches, samples);
@@ -156,7 +157,13 @@ GlobalTotals DeviceWorker::train_step(const std::function<const data::Batch*()>&
     reducer_.complete();
     const auto spans = reducer_.spans();
     times.allreduce.assign(spans.begin(), spans.end());
+    times.between_processes += seconds_between_processes() - between_before;
     return totals;
+}
+
+double DeviceWorker::seconds_between_processes() const {
+    return comm_.seconds_between_processes() +
+           (&host_comm_ != &comm_ ? host_comm_.seconds_between_processes() : 0.0);
 }
 
 const data::Batch* DeviceWorker::fetch(const std::function<const data::Batch*()>& next_batch) {
@@ -213,7 +220,8 @@ std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& m
                         std::to_string(buckets) + ": gather the times train_step filled");
     const std::size_t fields = kTimeFields + 2 * buckets;
     gather_in_.assign({float(mine.data), float(mine.forward), float(mine.backward),
-                       float(mine.exposed_comm), float(mine.wait), float(mine.optimizer)});
+                       float(mine.exposed_comm), float(mine.wait), float(mine.optimizer),
+                       float(mine.between_processes)});
     for (const BucketSpan& span : mine.allreduce) {
         gather_in_.push_back(float(span.start));
         gather_in_.push_back(float(span.end));
@@ -228,7 +236,8 @@ std::vector<DeviceStepTimes> DeviceWorker::gather_times(const DeviceStepTimes& m
                                  .backward = t[2],
                                  .exposed_comm = t[3],
                                  .wait = t[4],
-                                 .optimizer = t[5]};
+                                 .optimizer = t[5],
+                                 .between_processes = t[6]};
         out[r].allreduce.resize(buckets);
         for (std::size_t b = 0; b < buckets; ++b)
             out[r].allreduce[b] = {t[kTimeFields + 2 * b], t[kTimeFields + 2 * b + 1]};

@@ -99,6 +99,8 @@ class DeviceWorker {
                                    float* extra_sum = nullptr);
     // sum_i v_i^2 of a buffer in the backend's memory, in double.
     double squared_norm(std::span<const float> v);
+    // Both communicators' seconds between processes so far (one, when they are the same).
+    double seconds_between_processes() const;
 
     comm::Communicator& comm_;
     comm::Communicator& host_comm_;

@@ -28,6 +28,12 @@ struct DeviceStepTimes {
     double wait = 0;
     double optimizer = 0;
     std::vector<BucketSpan> allreduce{};  // one per bucket, in launch order (empty: one device)
+    // Not a part of the sum above: of this step's all-reduces (which may overlap backward), the
+    // time spent exchanging with the other processes of a run across processes
+    // (Communicator::seconds_between_processes). Only the device that exchanges for its process
+    // (local device 0) has it; 0 in a run of one process, and for GPUs, whose NCCL all-reduce
+    // crosses processes in one operation.
+    double between_processes = 0;
 };
 
 // Said once, before the first step.

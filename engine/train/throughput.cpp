@@ -54,7 +54,8 @@ DeviceStepTimes per_step(const DeviceStepTimes& sum, int steps) {
             .exposed_comm = sum.exposed_comm / n,
             .wait = sum.wait / n,
             .optimizer = sum.optimizer / n,
-            .allreduce = {}};
+            .allreduce = {},
+            .between_processes = sum.between_processes / n};
 }
 
 }  // namespace
@@ -83,10 +84,11 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
     const auto batches = prepared_batches(cfg, std::min(steps, 8) * cfg.devices);
     const Shape image{1, cfg.channels, cfg.image_size, cfg.image_size};
 
+    const int processes = cfg.processes ? cfg.processes->count() : 1;
     // Barriers may poll briefly only when every device thread has cores of its own.
     const bool spin = cfg.devices * cfg.threads <= cpu::available_cores();
     DeviceGroup group(cfg.devices, cfg.gpus, GpuBackendOptions{}, spec.collective_timeout_s,
-                      cfg.threads, spec.sync_bn, spin);
+                      cfg.threads, spec.sync_bn, spin, cfg.processes);
     std::vector<double> rates;
     double flops_per_image = 0;
     DeviceStepTimes mean_step;
@@ -130,7 +132,7 @@ ThroughputResult measure_training_throughput(const ThroughputConfig& cfg) {
             host.barrier();
             const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
             if (rank == 0)
-                rates.push_back(double(steps) * cfg.batch * cfg.devices / seconds);
+                rates.push_back(double(steps) * cfg.batch * cfg.devices * processes / seconds);
         }
         if (rank == 0) {
             flops_per_image = worker.replica().model().forward_flops_per_sample();

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/process_group.h"
 #include "train/metrics.h"
 
 namespace scalelab {
@@ -26,6 +28,10 @@ struct ThroughputConfig {
     int windows = 5;
     int images_per_window = 4096;  // steps per window: max(8, ceil(images / batch))
     bool sync_bn = false;          // batch-norm statistics over the global batch (RunSpec's)
+    // The processes the step spans, each with `devices` devices (as Trainer::set_process_group);
+    // null: this process alone. images/s then counts every process's images, and the result
+    // is process 0's. Every process calls measure_training_throughput with the same config.
+    std::shared_ptr<comm::ProcessGroup> processes;
     // For fault-injection tests, as Trainer::set_communicator_hook: called on each device's
     // thread with its gradient communicator, before the device's first step.
     std::function<void(int rank, comm::Communicator&)> communicator_hook;

@@ -216,6 +216,18 @@ class TestHierarchicalComm : public QObject {
         QCOMPARE(thrown, std::vector<std::string>({"cancelled", "cancelled"}));
     }
 
+    // The time between processes is step 2's, on the rank that makes it (local rank 0).
+    void onlyLocalRankZeroSpendsTimeBetweenProcesses() {
+        Layout layout(2, 2);
+        for (const auto& comm : layout.comms)
+            QCOMPARE(comm->seconds_between_processes(), 0.0);
+        reduced(layout, 1 << 16, ReduceOp::Sum);
+        for (std::size_t r = 0; r < 4; ++r) {
+            const double seconds = layout.comms[r]->seconds_between_processes();
+            QVERIFY2(r % 2 == 0 ? seconds > 0 : seconds == 0, qPrintable(QString::number(seconds)));
+        }
+    }
+
     // Process 0's bytes (an NCCL id has zeros in it) reach every process; only process 0 makes
     // them.
     void whatProcess0MakesReachesEveryProcess() {
