@@ -2,8 +2,6 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include <algorithm>
-
 #include "cli/exit_codes.h"
 #include "cli/report_problems.h"
 
@@ -11,15 +9,39 @@ namespace scalelab::cli {
 
 namespace {
 
-// The flags as one text, each argument apart (an argument may hold spaces).
-std::string joined(const std::vector<std::string>& args, char separator) {
+// Arguments travel as one text, each apart (an argument may hold spaces).
+constexpr char argument_separator = '\x1f';
+
+std::string joined(const std::vector<std::string>& args, const std::string& separator) {
     std::string text;
     for (const std::string& arg : args)
-        text += (text.empty() ? "" : std::string(1, separator)) + arg;
+        text += (text.empty() ? "" : separator) + arg;
     return text;
 }
 
+std::vector<std::string> split(const std::string& text) {
+    std::vector<std::string> args;
+    std::size_t start = 0;
+    for (std::size_t at; (at = text.find(argument_separator, start)) != std::string::npos;
+         start = at + 1)
+        args.push_back(text.substr(start, at - start));
+    if (!text.empty())
+        args.push_back(text.substr(start));
+    return args;
+}
+
 }  // namespace
+
+std::string different_flags(const std::vector<std::vector<std::string>>& flags,
+                            const std::vector<std::string>& hosts) {
+    for (std::size_t p = 1; p < flags.size(); ++p)
+        if (flags[p] != flags[0])
+            return fmt::format(
+                "the processes were not started with the same flags: process {} (host {}) with "
+                "'{}', process 0 (host {}) with '{}'; start every process with the same flags",
+                p, hosts[p], joined(flags[p], " "), hosts[0], joined(flags[0], " "));
+    return {};
+}
 
 BenchProcesses join_bench_processes(const std::vector<std::string>& args,
                                     const std::string& help_command) {
@@ -29,29 +51,16 @@ BenchProcesses join_bench_processes(const std::vector<std::string>& args,
         out.exit_code = exit_failed;
         return out;
     }
-    if (!processes->alone()) {
-        const std::vector<std::string> all =
-            processes->group->all_gather_text(joined(args, '\x1f'));
-        for (std::size_t p = 1; p < all.size(); ++p) {
-            if (all[p] == all[0])
-                continue;
-            if (!processes->leader()) {
-                out.exit_code = exit_bad_input;  // process 0 says why, once
-                return out;
-            }
-            const auto spaced = [](std::string text) {
-                std::replace(text.begin(), text.end(), '\x1f', ' ');
-                return text;
-            };
-            out.exit_code = report_problems(
-                {fmt::format("the processes were not started with the same flags: process {} "
-                             "(host {}) with '{}', process 0 (host {}) with '{}'; start every "
-                             "process with the same flags",
-                             p, processes->hosts[p], spaced(all[p]), processes->hosts[0],
-                             spaced(all[0]))},
-                help_command);
-            return out;
-        }
+    std::vector<std::vector<std::string>> flags;
+    for (const std::string& text :
+         processes->group->all_gather_text(joined(args, std::string(1, argument_separator))))
+        flags.push_back(split(text));
+    if (const std::string difference = different_flags(flags, processes->hosts);
+        !difference.empty()) {
+        // Process 0 says why, once.
+        out.exit_code =
+            processes->leader() ? report_problems({difference}, help_command) : exit_bad_input;
+        return out;
     }
     out.processes = std::move(processes);
     return out;

@@ -22,8 +22,14 @@ struct BenchProcesses {
 
 // Joins the processes (collective) and compares the flags each was started with: processes
 // started differently would wait for each other in different collectives, so every one exits 2,
-// process 0 naming the first that differs and both flag lines.
+// process 0 saying different_flags.
 BenchProcesses join_bench_processes(const std::vector<std::string>& args,
                                     const std::string& help_command);
+
+// What process 0 says when the processes were started with different flags (`flags`: each
+// process's arguments, by process; `hosts`: by process): the first process whose flags differ
+// from process 0's, and both flag lines. Empty when they are all the same.
+std::string different_flags(const std::vector<std::vector<std::string>>& flags,
+                            const std::vector<std::string>& hosts);
 
 }  // namespace scalelab::cli
