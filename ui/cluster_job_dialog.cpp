@@ -25,6 +25,7 @@ ClusterJobDialog::ClusterJobDialog(const RunSpec& spec, QWidget* parent)
     cores_->setRange(0, 1024);
     cores_->setValue(std::max(ClusterJob{}.cpus_per_node, spec.devices));
     summary_ = new QLabel;
+    summary_->setObjectName(QStringLiteral("summary"));
     summary_->setWordWrap(true);
     problem_ = new QLabel;
     problem_->setObjectName(QStringLiteral("problem"));
@@ -37,9 +38,9 @@ ClusterJobDialog::ClusterJobDialog(const RunSpec& spec, QWidget* parent)
     auto* form = new QFormLayout;
     form->addRow(tr("Nodes"), nodes_);
     form->addRow(tr("Cores per node"), cores_);
-    auto* intro =
-        new QLabel(tr("An sbatch script and the experiment beside it: one scalelab-cli process "
-                      "per node, joined over MPI into one run (docs/cluster.md)."));
+    auto* intro = new QLabel(
+        tr("An sbatch script and the experiment beside it: one scalelab-cli process "
+           "per node, joined over MPI (and NCCL for GPUs) into one run (docs/cluster.md)."));
     intro->setWordWrap(true);
     // About sixty characters a line: the wrapped text, not the screen, sets the width.
     setMinimumWidth(fontMetrics().averageCharWidth() * 60);
@@ -65,9 +66,10 @@ QString ClusterJobDialog::problem() const {
 void ClusterJobDialog::check() {
     const QString problem = cluster_job_problem(spec_, job());
     summary_->setText(
-        tr("%1 nodes x %2 CPU devices = %3 ranks, global batch %4")
+        tr("%1 nodes x %2 %3 = %4 ranks, global batch %5")
             .arg(nodes_->value())
             .arg(spec_.devices)
+            .arg(spec_.device == DeviceKind::Gpu ? tr("GPUs") : tr("CPU devices"))
             .arg(nodes_->value() * spec_.devices)
             .arg(qint64(nodes_->value()) * spec_.devices * spec_.batch * spec_.accumulation));
     problem_->setText(problem);

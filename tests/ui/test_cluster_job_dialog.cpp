@@ -3,6 +3,7 @@
 
 #include <QDialogButtonBox>
 #include <QFile>
+#include <QLabel>
 #include <QPushButton>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -40,6 +41,7 @@ class TestClusterJobDialog : public QObject {
         spec.device = DeviceKind::Gpu;
         ClusterJobDialog gpus(spec);
         QVERIFY(gpus.problem().isEmpty());
+        QVERIFY(gpus.findChild<QLabel*>(QStringLiteral("summary"))->text().contains("x 4 GPUs"));
     }
 
     void theWindowWritesTheFormsExperiment() {
