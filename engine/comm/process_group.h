@@ -48,12 +48,20 @@ class ProcessGroup {
     // Any thread, any time; the first reason is kept. The other processes learn of it when
     // their next collective times out.
     virtual void abort(const std::string& reason) = 0;
+    // The other processes that do not answer within `window` ("process 1 (host b)"): they died,
+    // were killed or lost their connection. Works after an abort too (a roll call of its own,
+    // not a collective); empty where every process answers, and for a lone process.
+    virtual std::vector<std::string> silent_processes(std::chrono::milliseconds window) = 0;
 
     // A group of the same processes whose collectives are apart from this one's (MPI_Comm_dup),
     // so that two threads of a process may each use their own at the same time (the gradient
     // all-reduce on one, synchronised batch norm on the other). Collective.
     virtual std::unique_ptr<ProcessGroup> duplicate() = 0;
 };
+
+// "process 1 (host b) no longer answers: it died, was killed or lost its connection", for the
+// names silent_processes returned (one or more).
+std::string gone_text(const std::vector<std::string>& silent);
 
 // What process 0's make() returns, in every process (collective; only process 0 calls make):
 // how one process's id (NCCL's unique id) reaches the others. Any bytes, zeros included.

@@ -46,6 +46,7 @@ class SingleProcess final : public ProcessGroup {
         if (state_->reason.empty())
             state_->reason = reason.empty() ? "aborted" : reason;
     }
+    std::vector<std::string> silent_processes(std::chrono::milliseconds) override { return {}; }
     std::unique_ptr<ProcessGroup> duplicate() override {
         return std::make_unique<SingleProcess>(state_);
     }

@@ -8,6 +8,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,12 @@ namespace scalelab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// After a cancel across processes, how long process 0 waits for the others' answers, and how
+// long the others wait before they stop (longer): within the second launchers leave between
+// SIGTERM and SIGKILL (Open MPI's odls_base_sigkill_timeout).
+constexpr std::chrono::milliseconds roll_call_after_cancel{400};
+constexpr std::chrono::milliseconds follower_waits_after_cancel{600};
 
 double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
@@ -419,6 +426,8 @@ RunEnd Trainer::train() {
         return ended_early(RunStatus::Failed,
                            "device " + std::to_string(failure->rank) + ": " + failure->message);
     if (cancelled_.load()) {
+        if (std::lock_guard lock(gone_mutex_); !gone_.empty())
+            return ended_early(RunStatus::Failed, "communication aborted: " + gone_);
         // Released by the abort before it could end itself, rank 0 has no end of its own.
         RunEnd end = ends[0].message.empty() ? ended_early(RunStatus::Cancelled, "") : ends[0];
         end.status = RunStatus::Cancelled;
@@ -433,9 +442,26 @@ RunEnd Trainer::train() {
 }
 
 void Trainer::cancel() {
+    if (!processes_ || processes_->count() == 1) {
+        cancelled_.store(true, std::memory_order_relaxed);
+        return;
+    }
+    // Launchers stop every process with SIGTERM both when the job is cancelled and when one of
+    // its processes died: the roll call tells which. It comes before the abort (after that,
+    // this process makes no MPI call; see MpiJob::mark_broken) and before the ranks learn of the
+    // cancel (they would abort at their next step). Process 0 asks; the others wait longer than
+    // it asks before they stop, so that they are there to answer.
+    if (processes_->index() == 0) {
+        if (const auto silent = processes_->silent_processes(roll_call_after_cancel);
+            !silent.empty()) {
+            std::lock_guard lock(gone_mutex_);
+            gone_ = comm::gone_text(silent) + "; the launcher then stopped this process";
+        }
+    } else {
+        std::this_thread::sleep_for(follower_waits_after_cancel);
+    }
     cancelled_.store(true, std::memory_order_relaxed);
-    if (processes_ && processes_->count() > 1)
-        processes_->abort("cancelled");
+    processes_->abort("cancelled");
 }
 
 RunEnd Trainer::ended_early(RunStatus status, std::string message) const {

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,8 @@ class Trainer {
     // Safe from any thread; the run stops before its next step and ends as Cancelled. A run
     // across processes stops at once (its collectives are aborted): each process would stop at
     // a step of its own, and a rank waiting for a process that has stopped would wait until the
-    // collective timeout.
+    // collective timeout. There, process 0 first calls the roll (up to 0.4 s; the others wait
+    // 0.6 s to answer it): when a process no longer answers, the run ends as Failed naming it.
     void cancel();
 
     // Fault injection for tests; set before run(). Unset (the default), each costs one test of
@@ -85,6 +87,8 @@ class Trainer {
     // The epoch and step this process's first rank is at (written by its thread).
     std::atomic<int> epoch_now_{0};
     std::atomic<std::int64_t> steps_done_{0};
+    std::mutex gone_mutex_;
+    std::string gone_;  // the processes the roll call after a cancel found gone, as text
     std::function<void(int, std::int64_t)> step_hook_;
     std::function<void(int, comm::Communicator&)> communicator_hook_;
     std::shared_ptr<comm::ProcessGroup> processes_;

@@ -42,9 +42,27 @@ MpiJob::MpiJob() {
     answering_ = std::thread([this] { answer_roll_calls(); });
 }
 
+std::optional<MpiJob::MpiHold> MpiJob::hold_mpi() {
+    MpiHold hold(calls_mutex_);
+    if (broken_.load())
+        return std::nullopt;
+    return hold;
+}
+
+void MpiJob::mark_broken() {
+    broken_.store(true);
+    // Waits for the calls under way; later ones see broken_ under the lock and are not made.
+    { std::unique_lock calls(calls_mutex_); }
+    stop_answering_.store(true);
+    std::lock_guard lock(answering_mutex_);
+    if (answering_.joinable())
+        answering_.join();
+}
+
 MpiJob::~MpiJob() {
     stop_answering_.store(true);
-    answering_.join();
+    if (answering_.joinable())
+        answering_.join();
     if (broken())
         return;
     MPI_Comm_free(&roll_call_);
@@ -85,27 +103,36 @@ std::vector<int> MpiJob::silent_processes(std::chrono::milliseconds window) {
     std::lock_guard lock(roll_call_mutex_);
     if (!silent_.empty())
         return silent_;
-    // Each roll call has its number, echoed by the answers: a late answer to an earlier
-    // one does not count.
+    // Each roll call has its number, echoed by the answers: a late answer to an earlier one
+    // does not count.
     ++round_;
     std::vector<MPI_Request> answers(std::size_t(count_), MPI_REQUEST_NULL);
     std::vector<int> pending;
-    for (int p = 0; p < count_; ++p) {
-        if (p == index_)
-            continue;
-        pending.push_back(p);
-        ask(p, answers[std::size_t(p)]);
+    {
+        const auto hold = hold_mpi();
+        if (!hold)
+            return silent_;
+        for (int p = 0; p < count_; ++p) {
+            if (p == index_)
+                continue;
+            pending.push_back(p);
+            ask(p, answers[std::size_t(p)]);
+        }
     }
     const auto deadline = std::chrono::steady_clock::now() + window;
     while (!pending.empty() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        const auto hold = hold_mpi();
+        if (!hold)
+            return silent_;  // broken meanwhile: what was asked is left to MPI
         std::erase_if(pending, [&](int p) { return answered(p, answers[std::size_t(p)]); });
     }
-    for (const int p : pending)
-        if (answers[std::size_t(p)] != MPI_REQUEST_NULL) {
-            MPI_Cancel(&answers[std::size_t(p)]);
-            MPI_Request_free(&answers[std::size_t(p)]);
-        }
+    if (const auto hold = hold_mpi())
+        for (const int p : pending)
+            if (answers[std::size_t(p)] != MPI_REQUEST_NULL) {
+                MPI_Cancel(&answers[std::size_t(p)]);
+                MPI_Request_free(&answers[std::size_t(p)]);
+            }
     silent_ = pending;
     return silent_;
 }
@@ -152,29 +179,40 @@ bool MpiJob::answered(int p, MPI_Request& answer) {
 
 void MpiJob::answer_roll_calls() {
     MPI_Request question = MPI_REQUEST_NULL;
-    MPI_Status status;
-    bool listening = MPI_Irecv(&question_, 1, MPI_INT, MPI_ANY_SOURCE, question_tag, roll_call_,
-                               &question) == MPI_SUCCESS;
-    while (listening && !stop_answering_.load()) {
-        int done = 0;
-        if (MPI_Test(&question, &done, &status) != MPI_SUCCESS)
-            return;  // MPI is broken: there is nothing to answer with
-        if (done == 0) {
-            std::this_thread::sleep_for(answer_period);
-            continue;
-        }
-        echo_ = question_;
-        MPI_Request answer = MPI_REQUEST_NULL;
-        if (MPI_Isend(&echo_, 1, MPI_INT, status.MPI_SOURCE, answer_tag, roll_call_, &answer) ==
-            MPI_SUCCESS)
-            MPI_Request_free(&answer);  // sent eagerly; the asker may be gone meanwhile
+    bool listening = false;
+    if (const auto hold = hold_mpi())
         listening = MPI_Irecv(&question_, 1, MPI_INT, MPI_ANY_SOURCE, question_tag, roll_call_,
                               &question) == MPI_SUCCESS;
+    while (listening && !stop_answering_.load()) {
+        if (!answer_one(question, listening))
+            return;  // MPI is broken: nothing may be called, nothing can be answered
+        std::this_thread::sleep_for(answer_period);
     }
-    if (listening) {
-        MPI_Cancel(&question);
-        MPI_Request_free(&question);
-    }
+    if (listening)
+        if (const auto hold = hold_mpi()) {
+            MPI_Cancel(&question);
+            MPI_Request_free(&question);
+        }
+}
+
+bool MpiJob::answer_one(MPI_Request& question, bool& listening) {
+    const auto hold = hold_mpi();
+    if (!hold)
+        return false;
+    int done = 0;
+    MPI_Status status;
+    if (MPI_Test(&question, &done, &status) != MPI_SUCCESS)
+        return false;
+    if (done == 0)
+        return true;
+    echo_ = question_;
+    MPI_Request answer = MPI_REQUEST_NULL;
+    if (MPI_Isend(&echo_, 1, MPI_INT, status.MPI_SOURCE, answer_tag, roll_call_, &answer) ==
+        MPI_SUCCESS)
+        MPI_Request_free(&answer);  // sent eagerly; the asker may be gone meanwhile
+    listening = MPI_Irecv(&question_, 1, MPI_INT, MPI_ANY_SOURCE, question_tag, roll_call_,
+                          &question) == MPI_SUCCESS;
+    return true;
 }
 
 }  // namespace scalelab::comm

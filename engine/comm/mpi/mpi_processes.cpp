@@ -75,12 +75,13 @@ class MpiProcesses final : public ProcessGroup {
     // A group over its own duplicate of `parent`.
     MpiProcesses(std::shared_ptr<MpiJob> job, MPI_Comm parent, std::chrono::milliseconds timeout)
         : job_(std::move(job)), timeout_(timeout) {
-        job_->check(MPI_Comm_dup(parent, &comm_), "MPI_Comm_dup");
-        job_->check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+        call([&] { return MPI_Comm_dup(parent, &comm_); }, "MPI_Comm_dup");
+        call([&] { return MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN); },
+             "MPI_Comm_set_errhandler");
     }
 
     ~MpiProcesses() override {
-        if (!job_->broken())
+        if (const auto hold = job_->hold_mpi())
             MPI_Comm_free(&comm_);
     }
 
@@ -106,8 +107,8 @@ class MpiProcesses final : public ProcessGroup {
         for (std::size_t at = 0; at < data.size(); at += max_piece) {
             const int n = int(std::min(max_piece, data.size() - at));
             MPI_Request request = MPI_REQUEST_NULL;
-            job_->check(MPI_Ibcast(data.data() + at, n, MPI_FLOAT, root, comm_, &request),
-                        "MPI_Ibcast");
+            call([&] { return MPI_Ibcast(data.data() + at, n, MPI_FLOAT, root, comm_, &request); },
+                 "MPI_Ibcast");
             wait(request, "a broadcast");
         }
     }
@@ -119,9 +120,13 @@ class MpiProcesses final : public ProcessGroup {
             throw std::length_error("all_gather of more than 2^31 floats a process");
         const bool in_place = in.data() == out.data() + std::size_t(index()) * in.size();
         MPI_Request request = MPI_REQUEST_NULL;
-        job_->check(MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(), int(in.size()), MPI_FLOAT,
-                                   out.data(), int(in.size()), MPI_FLOAT, comm_, &request),
-                    "MPI_Iallgather");
+        call(
+            [&] {
+                return MPI_Iallgather(in_place ? MPI_IN_PLACE : in.data(), int(in.size()),
+                                      MPI_FLOAT, out.data(), int(in.size()), MPI_FLOAT, comm_,
+                                      &request);
+            },
+            "MPI_Iallgather");
         wait(request, "an all-gather");
     }
 
@@ -132,17 +137,23 @@ class MpiProcesses final : public ProcessGroup {
         const int length = int(text.size());
         std::vector<int> lengths(static_cast<std::size_t>(count()));
         MPI_Request request = MPI_REQUEST_NULL;
-        job_->check(
-            MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_, &request),
+        call(
+            [&] {
+                return MPI_Iallgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_,
+                                      &request);
+            },
             "MPI_Iallgather");
         wait(request, "an all-gather");
         const int longest = std::max(1, *std::max_element(lengths.begin(), lengths.end()));
         std::string mine = text;
         mine.resize(std::size_t(longest), '\0');
         std::string all(std::size_t(longest) * std::size_t(count()), '\0');
-        job_->check(MPI_Iallgather(mine.data(), longest, MPI_CHAR, all.data(), longest, MPI_CHAR,
-                                   comm_, &request),
-                    "MPI_Iallgather");
+        call(
+            [&] {
+                return MPI_Iallgather(mine.data(), longest, MPI_CHAR, all.data(), longest, MPI_CHAR,
+                                      comm_, &request);
+            },
+            "MPI_Iallgather");
         wait(request, "an all-gather");
         std::vector<std::string> texts;
         for (std::size_t p = 0; p < std::size_t(count()); ++p)
@@ -152,11 +163,18 @@ class MpiProcesses final : public ProcessGroup {
 
     void barrier() override {
         MPI_Request request = MPI_REQUEST_NULL;
-        job_->check(MPI_Ibarrier(comm_, &request), "MPI_Ibarrier");
+        call([&] { return MPI_Ibarrier(comm_, &request); }, "MPI_Ibarrier");
         wait(request, "a barrier");
     }
 
     void abort(const std::string& reason) override { job_->abort(reason); }
+
+    std::vector<std::string> silent_processes(std::chrono::milliseconds window) override {
+        std::vector<std::string> silent;
+        for (const int p : job_->silent_processes(window))
+            silent.push_back(job_->who(p));
+        return silent;
+    }
 
   private:
     // The all-reduce, in two exchanges of point-to-point messages (MPI_Isend, MPI_Irecv).
@@ -179,13 +197,19 @@ class MpiProcesses final : public ProcessGroup {
             if (q == index())
                 continue;
             if (const std::span<float> theirs = blocks.of(data, q); !theirs.empty())
-                post(MPI_Irecv(theirs.data(), int(theirs.size()), MPI_FLOAT, q, gather_tag, comm_,
-                               &requests_.emplace_back()),
-                     "MPI_Irecv");
+                call(
+                    [&] {
+                        return MPI_Irecv(theirs.data(), int(theirs.size()), MPI_FLOAT, q,
+                                         gather_tag, comm_, &requests_.emplace_back());
+                    },
+                    "MPI_Irecv");
             if (!mine.empty())
-                post(MPI_Isend(mine.data(), int(mine.size()), MPI_FLOAT, q, gather_tag, comm_,
-                               &requests_.emplace_back()),
-                     "MPI_Isend");
+                call(
+                    [&] {
+                        return MPI_Isend(mine.data(), int(mine.size()), MPI_FLOAT, q, gather_tag,
+                                         comm_, &requests_.emplace_back());
+                    },
+                    "MPI_Isend");
         }
         wait(requests_, "an all-reduce");
     }
@@ -213,13 +237,20 @@ class MpiProcesses final : public ProcessGroup {
                 if (q == me)
                     continue;
                 if (!mine.empty())
-                    post(MPI_Irecv(slots(k) + std::size_t(q) * slot_floats, int(mine.size()),
-                                   MPI_FLOAT, q, reduce_tag, comm_, &requests.emplace_back()),
-                         "MPI_Irecv");
+                    call(
+                        [&] {
+                            return MPI_Irecv(slots(k) + std::size_t(q) * slot_floats,
+                                             int(mine.size()), MPI_FLOAT, q, reduce_tag, comm_,
+                                             &requests.emplace_back());
+                        },
+                        "MPI_Irecv");
                 if (const std::span<float> theirs = blocks.segment(data, q, k); !theirs.empty())
-                    post(MPI_Isend(theirs.data(), int(theirs.size()), MPI_FLOAT, q, reduce_tag,
-                                   comm_, &requests.emplace_back()),
-                         "MPI_Isend");
+                    call(
+                        [&] {
+                            return MPI_Isend(theirs.data(), int(theirs.size()), MPI_FLOAT, q,
+                                             reduce_tag, comm_, &requests.emplace_back());
+                        },
+                        "MPI_Isend");
             }
         };
         if (segments > 0)
@@ -256,9 +287,19 @@ class MpiProcesses final : public ProcessGroup {
         }
     }
 
-    // Checks a call that starts a request; on failure, the requests already started are left to
-    // MPI (the job is broken and not finalised).
-    void post(int code, const char* call) { job_->check(code, call); }
+    // One MPI call, under MpiJob's hold (none once the job is broken: Aborted), its code checked.
+    template <typename Call>
+    void call(Call&& mpi_call, const char* name) {
+        int code = MPI_SUCCESS;
+        {
+            const auto hold = job_->hold_mpi();
+            if (!hold)
+                throw Aborted(job_->who_am_i() +
+                              ": an earlier collective of this process failed or was aborted");
+            code = mpi_call();
+        }
+        job_->check(code, name);
+    }
 
     void wait(MPI_Request& request, const char* what) {
         wait(std::span<MPI_Request>(&request, 1), what);
@@ -281,21 +322,20 @@ class MpiProcesses final : public ProcessGroup {
                 throw Aborted(*reason);
             }
             int done = 0;
-            job_->check(
-                MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE),
+            call(
+                [&] {
+                    return MPI_Testall(int(requests.size()), requests.data(), &done,
+                                       MPI_STATUSES_IGNORE);
+                },
                 "MPI_Testall");
             if (done != 0)
                 return;
             const auto waited = std::chrono::steady_clock::now() - start;
             if (!roll_called && waited > timeout_ - window) {
                 roll_called = true;
-                if (const std::vector<int> silent = job_->silent_processes(window); !silent.empty())
-                    fail(what, waited,
-                         names(silent) +
-                             (silent.size() == 1
-                                  ? " no longer answers: it died, was killed or lost its connection"
-                                  : " no longer answer: they died, were killed or lost their "
-                                    "connections"));
+                if (const std::vector<std::string> silent = silent_processes(window);
+                    !silent.empty())
+                    fail(what, waited, gone_text(silent));
             }
             if (waited > timeout_)
                 fail(what, waited,
@@ -314,14 +354,6 @@ class MpiProcesses final : public ProcessGroup {
                       std::chrono::duration<double>(waited).count());
         throw Aborted(job_->who_am_i() + ": " + what + " did not complete in " + seconds +
                       " s: " + why);
-    }
-
-    // "process 1 (host b), process 3 (host d)"
-    std::string names(const std::vector<int>& processes) const {
-        std::string text;
-        for (const int p : processes)
-            text += (text.empty() ? "" : ", ") + job_->who(p);
-        return text;
     }
 
     std::shared_ptr<MpiJob> job_;
