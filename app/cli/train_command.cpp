@@ -26,11 +26,13 @@
 #include "cli/train_processes.h"
 #include "data/load.h"
 #include "error.h"
+#include "initial_state.h"
 #include "run_recorder.h"
 #include "run_store.h"
 #include "train/dataset_request.h"
 #include "train/run_gpus.h"
 #include "train/trainer.h"
+#include "whole_file_writer.h"
 
 namespace scalelab::cli {
 
@@ -149,6 +151,16 @@ int run_train_command(const std::vector<std::string>& args) {
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     } catch (const Error& error) {
         return report_error(error, train_help_command);
+    }
+
+    if (!options.save_initial.empty()) {
+        const QString path = QString::fromStdString(options.save_initial);
+        const Shape image{1, data.train.channels, data.train.height, data.train.width};
+        if (const QString reason = write_initial_state(spec, image, path); !reason.isEmpty())
+            return report_problems(
+                {cannot_write_message(path, reason).toStdString() + " (check --save-initial)"},
+                train_help_command);
+        spdlog::info("wrote the initial parameters and buffers to {}", options.save_initial);
     }
 
     ProgressPrinter printer(stdout, spec, isatty(fileno(stdout)) == 1);

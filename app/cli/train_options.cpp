@@ -137,6 +137,16 @@ const std::vector<TrainFlag>& train_flags() {
                  options.metrics_out = value;
                  return {};
              }},
+            {{"save-initial", "FILE",
+              "write the initial parameters and batch-norm buffers to FILE (.npz, read by numpy "
+              "and by the exported PyTorch script; docs/pytorch.md)",
+              io},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 if (value.empty())
+                     return "--save-initial needs a file name";
+                 options.save_initial = value;
+                 return {};
+             }},
             {{"log-level", "LEVEL", log_level_names() + " (default info), logs go to stderr", io},
              [](const std::string& value, TrainOptions& options) -> std::string {
                  if (!is_log_level(value))

@@ -11,6 +11,8 @@ namespace scalelab::cli {
 struct TrainOptions {
     RunSpec spec;             // the --config file (if any), then the flags on top of it
     std::string metrics_out;  // JSONL file for start, step, epoch and end rows; empty: none
+    // .npz file for the initial parameters and buffers (write_initial_state); empty: none
+    std::string save_initial;
     // The run store the run is recorded in (--store); empty: RunStore::default_path().
     std::string store;
     bool no_store = false;          // --no-store: record nothing

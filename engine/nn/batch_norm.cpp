@@ -21,14 +21,18 @@ BatchNorm::BatchNorm(std::string name, int channels, const BatchNormOptions& opt
                        .role = optim::ParamRole::NormScale,
                        .size = c,
                        .init_bound = 0,
-                       .init_value = options.initial_scale};
+                       .init_value = options.initial_scale,
+                       .shape = {channels}};
     shift_ = Parameter{.name = name_ + ".bias",
                        .role = optim::ParamRole::NormShift,
                        .size = c,
                        .init_bound = 0,
-                       .init_value = 0.0f};
-    running_mean_ = StateBuffer{name_ + ".running_mean", c, 0.0f};
-    running_var_ = StateBuffer{name_ + ".running_var", c, 1.0f};
+                       .init_value = 0.0f,
+                       .shape = {channels}};
+    running_mean_ = StateBuffer{
+        .name = name_ + ".running_mean", .size = c, .init_value = 0.0f, .shape = {channels}};
+    running_var_ = StateBuffer{
+        .name = name_ + ".running_var", .size = c, .init_value = 1.0f, .shape = {channels}};
 }
 
 std::string BatchNorm::name() const {

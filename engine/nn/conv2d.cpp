@@ -9,10 +9,16 @@ Conv2d::Conv2d(std::string name, const Conv2dConfig& cfg) : name_(std::move(name
     // bias is uniform in the same bound.
     const std::size_t fan_in = std::size_t(cfg.in_channels) * cfg.kernel * cfg.kernel;
     const float bound = 1.0f / std::sqrt(float(fan_in));
-    weight_ = Parameter{name_ + ".weight", optim::ParamRole::Weight,
-                        fan_in * std::size_t(cfg.out_channels), bound};
-    bias_ =
-        Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_channels), bound};
+    weight_ = Parameter{.name = name_ + ".weight",
+                        .role = optim::ParamRole::Weight,
+                        .size = fan_in * std::size_t(cfg.out_channels),
+                        .init_bound = bound,
+                        .shape = {cfg.out_channels, cfg.in_channels, cfg.kernel, cfg.kernel}};
+    bias_ = Parameter{.name = name_ + ".bias",
+                      .role = optim::ParamRole::Bias,
+                      .size = std::size_t(cfg.out_channels),
+                      .init_bound = bound,
+                      .shape = {cfg.out_channels}};
 }
 
 std::string Conv2d::name() const {

@@ -24,6 +24,9 @@ struct Parameter {
     float init_value = 0;
     float* value = nullptr;
     float* grad = nullptr;
+    // Its dimensions in PyTorch's layout, which is also this one's (a linear weight is
+    // out x in, a convolution's out x in x k x k): what an exported model file records.
+    std::vector<int> shape{};
 };
 
 // Non-learned state that must travel with the parameters (batch-norm running statistics).
@@ -32,6 +35,7 @@ struct StateBuffer {
     std::size_t size = 0;
     float init_value = 0;
     float* value = nullptr;
+    std::vector<int> shape{};  // as Parameter::shape
 };
 
 struct Declarations {

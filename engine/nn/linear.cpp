@@ -7,10 +7,16 @@ namespace scalelab::nn {
 Linear::Linear(std::string name, const LinearConfig& cfg) : name_(std::move(name)), cfg_(cfg) {
     // PyTorch's default initialisation: weight and bias uniform in +-1 / sqrt(fan_in).
     const float bound = 1.0f / std::sqrt(float(cfg.in_features));
-    weight_ = Parameter{name_ + ".weight", optim::ParamRole::Weight,
-                        std::size_t(cfg.in_features) * cfg.out_features, bound};
-    bias_ =
-        Parameter{name_ + ".bias", optim::ParamRole::Bias, std::size_t(cfg.out_features), bound};
+    weight_ = Parameter{.name = name_ + ".weight",
+                        .role = optim::ParamRole::Weight,
+                        .size = std::size_t(cfg.in_features) * cfg.out_features,
+                        .init_bound = bound,
+                        .shape = {cfg.out_features, cfg.in_features}};
+    bias_ = Parameter{.name = name_ + ".bias",
+                      .role = optim::ParamRole::Bias,
+                      .size = std::size_t(cfg.out_features),
+                      .init_bound = bound,
+                      .shape = {cfg.out_features}};
 }
 
 std::string Linear::name() const {

@@ -42,8 +42,13 @@ Model::Model(std::unique_ptr<Layer> root, Shape input, Backend& backend, std::ui
         p.grad = grads_.data() + offsets[i];
         segments_.push_back(optim::ParamSegment{p.name, p.role, offsets[i], p.size});
     }
+    for (std::size_t i = 0; i < decl.parameters.size(); ++i) {
+        const Parameter& p = *decl.parameters[i];
+        named_tensors_.push_back({p.name, p.shape, false, offsets[i], p.size});
+    }
     std::size_t state_offset = 0;
     for (auto* b : decl.buffers) {
+        named_tensors_.push_back({b->name, b->shape, true, state_offset, b->size});
         b->value = state_.data() + state_offset;
         std::fill_n(host_state.begin() + std::ptrdiff_t(state_offset), b->size, b->init_value);
         state_offset += b->size;

@@ -23,16 +23,20 @@ std::uint64_t dropout_seed(std::uint64_t seed, std::int64_t step, int rank) {
 
 }  // namespace
 
+nn::Model build_run_model(const RunSpec& spec, Shape image, Backend& backend) {
+    return nn::Model(nn::build_model(spec.model, image.c, image.h,
+                                     {.width = spec.width,
+                                      .zero_init_residual = spec.zero_init_residual,
+                                      .ghost_batch = spec.ghost_batch}),
+                     image, backend, spec.seed);
+}
+
 Replica::Replica(const RunSpec& spec, Shape image, std::unique_ptr<Backend> backend, int rank,
                  comm::Communicator* sync_bn)
     : spec_(spec),
       image_(image),
       backend_(std::move(backend)),
-      model_(nn::build_model(spec.model, image.c, image.h,
-                             {.width = spec.width,
-                              .zero_init_residual = spec.zero_init_residual,
-                              .ghost_batch = spec.ghost_batch}),
-             image, *backend_, spec.seed),
+      model_(build_run_model(spec, image, *backend_)),
       optimizer_(backend_->optimizer(spec, model_.segments())),
       input_(backend_->input_stage(std::size_t(spec.batch) * image.per_sample())),
       rank_(rank),

@@ -22,6 +22,10 @@ struct StepResult {
     double mean_loss() const { return size > 0 ? loss_sum / size : 0.0; }
 };
 
+// The run's model on `backend`, initialised from spec.seed: every replica's starting point (the
+// values depend only on the seed, not on the backend), and what --save-initial writes.
+nn::Model build_run_model(const RunSpec& spec, Shape image, Backend& backend);
+
 // One device's copy of the model: its backend, parameters, optimiser state and loss. The three
 // phases of a training step are separate calls so that the data-parallel worker can put the
 // gradient all-reduce between them. Construct and use it on one thread (see Backend).

@@ -165,6 +165,10 @@ class TestCli : public QObject {
             << QStringList{"train", "--dataset", "synthetic", "--metrics-out",
                            "/etc/passwd/dir/m.jsonl"}
             << "/etc/passwd/dir/m.jsonl";
+        QTest::newRow("unwritable initial state")
+            << QStringList{"train", "--dataset",  "synthetic",      "--model",
+                           "mlp",   "--no-store", "--save-initial", "/etc/passwd/dir/init.npz"}
+            << "check --save-initial";
         QTest::newRow("global batch not divisible by devices")
             << QStringList{"train", "--global-batch", "100", "--devices", "3"}
             << "--global-batch 100 is not divisible by 3 devices: use --global-batch 99";
