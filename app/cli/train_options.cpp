@@ -138,8 +138,8 @@ const std::vector<TrainFlag>& train_flags() {
                  return {};
              }},
             {{"save-initial", "FILE",
-              "write the initial parameters and batch-norm buffers to FILE (.npz, read by numpy "
-              "and by the exported PyTorch script; docs/pytorch.md)",
+              "write the initial parameters and batch-norm buffers to FILE (.npz, which numpy "
+              "reads and PyTorch loads: docs/pytorch.md)",
               io},
              [](const std::string& value, TrainOptions& options) -> std::string {
                  if (value.empty())

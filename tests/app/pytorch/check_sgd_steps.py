@@ -1,8 +1,8 @@
 """A ScaleLab run's step losses against PyTorch's on the same numbers, step by step: the module
 of resources/pytorch/scalelab_models.py loaded from `train --save-initial`, each step's batch
 taken in ScaleLab's order (scalelab_order.py) from the same Fashion-MNIST files, normalised as
-ScaleLab does (scalelab_data.py), and torch.optim.SGD with ScaleLab's momentum at the learning
-rate each step row reports. The first step's loss checks the forward pass (architecture, names,
+ScaleLab does (scalelab_data.py), and torch.optim.SGD with ScaleLab's momentum at ScaleLab's
+learning rate (scalelab_lr.py, checked against the rows' rates). The first step's loss checks the forward pass (architecture, names,
 layouts, inputs, order); the later ones the gradients, their average over the devices and the
 update. Prints each case's largest relative difference; with --sensitivity also PyTorch's
 against itself with every initial weight scaled by 1 + 1e-7 (what float32 noise alone does).
@@ -25,6 +25,7 @@ CLI, RESOURCES, DATA = sys.argv[1:4]
 SENSITIVITY = "--sensitivity" in sys.argv[4:]
 sys.path.insert(0, RESOURCES)
 from scalelab_data import channel_statistics, normalise, read_idx_set  # noqa: E402
+from scalelab_lr import LearningRate  # noqa: E402
 from scalelab_models import build, load_initial_state  # noqa: E402
 from scalelab_order import epoch_indices  # noqa: E402
 
@@ -47,15 +48,19 @@ inputs, targets = torch.from_numpy(normalise(images, channel_statistics(images))
     torch.from_numpy(labels)
 
 
+def epochs_for(devices, batch):
+    """Enough epochs for STEPS steps."""
+    return -(-STEPS // (SUBSET // (devices * batch)))
+
+
 def scalelab_run(folder, model, devices, batch):
     """The run's initial state file and its step rows."""
     initial = os.path.join(folder, f"{model}{devices}.npz")
     metrics = os.path.join(folder, f"{model}{devices}.jsonl")
-    steps_per_epoch = SUBSET // (devices * batch)
     run = subprocess.run(
         [CLI, "train", "--dataset", "fashion-mnist", "--data", DATA, "--model", model,
          "--train-subset", str(SUBSET), "--batch", str(batch), "--devices", str(devices),
-         "--threads", "1", "--epochs", str(-(-STEPS // steps_per_epoch)), "--seed", str(SEED),
+         "--threads", "1", "--epochs", str(epochs_for(devices, batch)), "--seed", str(SEED),
          "--momentum", str(MOMENTUM), "--no-store", "--save-initial", initial,
          "--metrics-out", metrics],
         capture_output=True, text=True)
@@ -83,11 +88,13 @@ def pytorch_losses(model, initial, rows, devices, batch, scale=1.0):
     net = build(model, channels=1, size=28)
     net.load_state_dict({name: values * scale
                          for name, values in load_initial_state(initial).items()}, strict=True)
-    sgd = torch.optim.SGD(net.parameters(), lr=rows[0]["lr"], momentum=MOMENTUM)
+    lr = LearningRate({"batch": batch, "epochs": epochs_for(devices, batch)}, devices,
+                      SUBSET // (devices * batch))
+    sgd = torch.optim.SGD(net.parameters(), lr=lr(0), momentum=MOMENTUM)
     losses = []
-    for step, row in enumerate(rows):
+    for step in range(len(rows)):
         for group in sgd.param_groups:
-            group["lr"] = row["lr"]
+            group["lr"] = lr(step)
         order = global_batch(step, devices, batch)
         loss = torch.nn.functional.cross_entropy(net(inputs[order]), targets[order])
         sgd.zero_grad()
