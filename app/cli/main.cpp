@@ -9,6 +9,7 @@
 #include "cli/bench_command.h"
 #include "cli/devices_command.h"
 #include "cli/exit_codes.h"
+#include "cli/export_command.h"
 #include "cli/fields_command.h"
 #include "cli/lesson_command.h"
 #include "cli/report_problems.h"
@@ -31,6 +32,8 @@ constexpr const char* usage =
     "                                    list the classroom lessons, or run one\n"
     "  scalelab-cli devices              the GPUs and CPU cores runs can use here\n"
     "  scalelab-cli fields               every experiment field: key, flag, default, values\n"
+    "  scalelab-cli export pytorch --out DIR [train flags]\n"
+    "                                    the experiment as a PyTorch DDP script\n"
     "  scalelab-cli --help | --version\n"
     "\n"
     "ScaleLab is a workbench for data-parallel deep-learning training. Run\n"
@@ -73,6 +76,8 @@ int main(int argc, char** argv) {
             return run_devices_command(rest);
         if (command == "fields")
             return run_fields_command(rest);
+        if (command == "export")
+            return run_export_command(rest);
     } catch (const std::exception& error) {
         // The engine reports what a user can fix as scalelab::Error, handled in the commands;
         // anything reaching here is a bug or the machine (out of memory), not bad input.
@@ -80,6 +85,6 @@ int main(int argc, char** argv) {
         return exit_failed;
     }
     return report_problems({"unknown command " + scalelab::quoted_text(command) +
-                            ": use train, runs, bench, lesson, devices or fields"},
+                            ": use train, runs, bench, lesson, devices, fields or export"},
                            "scalelab-cli --help");
 }

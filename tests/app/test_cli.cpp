@@ -165,6 +165,11 @@ class TestCli : public QObject {
             << QStringList{"train", "--dataset", "synthetic", "--metrics-out",
                            "/etc/passwd/dir/m.jsonl"}
             << "/etc/passwd/dir/m.jsonl";
+        QTest::newRow("export of a model PyTorch lacks here")
+            << QStringList{"export", "pytorch", "--model", "resnet8", "--out", "/tmp/x"}
+            << "model: the PyTorch export has mlp and cnn so far";
+        QTest::newRow("export without a folder")
+            << QStringList{"export", "pytorch", "--model", "cnn"} << "--out DIR";
         QTest::newRow("unwritable initial state")
             << QStringList{"train", "--dataset",  "synthetic",      "--model",
                            "mlp",   "--no-store", "--save-initial", "/etc/passwd/dir/init.npz"}

@@ -18,6 +18,7 @@
 #include "cli/bench_allreduce_options.h"
 #include "cli/bench_options.h"
 #include "cli/bench_sgemm_options.h"
+#include "cli/export_command.h"
 #include "cli/lesson_options.h"
 #include "cli/runs_options.h"
 #include "cli/train_options.h"
@@ -120,6 +121,9 @@ std::pair<std::string, int> help_of(const QStringList& words) {
     if (command == QStringLiteral("lesson"))
         return {lesson_help(),
                 sub == QStringLiteral("list") || sub == QStringLiteral("run") ? 2 : 1};
+    if (command == QStringLiteral("export"))  // export pytorch takes the train flags and --out
+        return {sub == QStringLiteral("pytorch") ? export_help() + train_help() : "",
+                sub == QStringLiteral("pytorch") ? 2 : 1};
     if (command == QStringLiteral("devices") || command == QStringLiteral("fields"))
         return {"--help", 1};  // their one flag (cli/devices_command.h, cli/fields_command.h)
     if (command == QStringLiteral("bench")) {

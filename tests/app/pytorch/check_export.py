@@ -1,0 +1,62 @@
+"""`scalelab-cli export pytorch` end to end: the exported train_ddp.py compiles, and started by
+its launch.sh as 2 DistributedDataParallel processes (gloo) from `train --save-initial`'s
+weights, its step losses follow the ScaleLab run of the same experiment within 1e-4 over the
+first 20 steps (a cnn: past that float32 rounding grows, see check_sgd_steps.py); its metrics
+rows are ScaleLab's. Usage: check_export.py SCALELAB_CLI PYTHON DATA_FOLDER"""
+import json
+import os
+import py_compile
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy  # noqa: F401
+    import torch  # noqa: F401
+except ImportError as missing:
+    print(f"skipped: {missing.name} is not installed for {sys.executable} "
+          "(apt install python3-numpy python3-torch)")
+    sys.exit(0)
+
+CLI, PYTHON, DATA = sys.argv[1:4]
+STEPS, LIMIT = 20, 1e-4
+
+
+def run(command, cwd, env=None):
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env,
+                            timeout=600)
+    if result.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(command)} exited {result.returncode}:\n"
+                 f"{result.stdout}{result.stderr}")
+    return result
+
+
+def steps(path):
+    with open(path) as lines:
+        rows = [json.loads(line) for line in lines]
+    return rows, [row for row in rows if row["type"] == "step"]
+
+
+with tempfile.TemporaryDirectory() as folder:
+    out = os.path.join(folder, "exported")
+    run([CLI, "export", "pytorch", "--model", "cnn", "--dataset", "fashion-mnist", "--data", DATA,
+         "--devices", "2", "--batch", "32", "--train-subset", "2048", "--test-subset", "1000",
+         "--epochs", "1", "--seed", "3", "--threads", "1", "--out", out], folder)
+    py_compile.compile(os.path.join(out, "train_ddp.py"), doraise=True)
+    run([CLI, "train", "--config", "experiment.json", "--save-initial", "initial.npz",
+         "--metrics-out", "scalelab.jsonl", "--no-store"], out)
+    env = {**os.environ, "PYTHON": PYTHON, "MASTER_PORT": str(29500 + os.getpid() % 1000)}
+    run(["bash", "launch.sh", "--initial", "initial.npz", "--metrics-out", "pytorch.jsonl",
+         "--steps", str(STEPS)], out, env)
+    _, scalelab = steps(os.path.join(out, "scalelab.jsonl"))
+    rows, pytorch = steps(os.path.join(out, "pytorch.jsonl"))
+    if [row["type"] for row in rows] != ["start"] + ["step"] * STEPS + ["epoch", "end"]:
+        sys.exit(f"FAIL: the script's rows are {[row['type'] for row in rows]}")
+    largest = 0.0
+    for mine, theirs in zip(scalelab, pytorch):
+        difference = abs(mine["loss"] - theirs["loss"]) / abs(mine["loss"])
+        largest = max(largest, difference)
+        if difference > LIMIT or mine["lr"] != theirs["lr"]:
+            sys.exit(f"FAIL: step {mine['step']}: ScaleLab loss {mine['loss']} at lr "
+                     f"{mine['lr']}, PyTorch {theirs['loss']} at lr {theirs['lr']}")
+print(f"ok: {STEPS} steps of 2 DDP processes, largest relative difference {largest:.1e}")
