@@ -117,11 +117,12 @@ std::optional<int> measure_one_process_anchor(const ThroughputConfig& across,
     alone.devices = across.devices * processes.group->count();
     if (!processes.on_one_host() || !across.gpus.empty()) {
         if (processes.leader())
-            spdlog::warn("{}: measure the same run in one process with scalelab-cli bench train "
-                         "--devices {} on one machine",
-                         across.gpus.empty() ? "the processes run on several hosts"
-                                             : "the other processes hold this machine's GPUs",
-                         alone.devices);
+            spdlog::warn(
+                "{}: measure the same run in one process with scalelab-cli bench train "
+                "--devices {} on one machine",
+                across.gpus.empty() ? "the processes run on several hosts"
+                                    : "the other processes hold this machine's GPUs",
+                alone.devices);
         return std::nullopt;
     }
     // Process 0's cores decide, for every process.

@@ -89,6 +89,12 @@ JsonLine& JsonLine::add(std::string_view key, const std::vector<std::string>& va
     return *this;
 }
 
+JsonLine& JsonLine::add_json(std::string_view key, std::string_view json) {
+    add_key(key);
+    text_ += json;
+    return *this;
+}
+
 JsonLine& JsonLine::add(std::string_view key, const std::vector<JsonLine>& objects) {
     add_key(key);
     text_ += '[';

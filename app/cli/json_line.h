@@ -21,6 +21,8 @@ class JsonLine {
     JsonLine& add(std::string_view key, int value) { return add(key, std::int64_t(value)); }
     JsonLine& add(std::string_view key, const std::vector<std::string>& values);  // strings
     JsonLine& add(std::string_view key, const std::vector<JsonLine>& objects);    // objects
+    // `json` as it is: the caller's valid JSON text (an object another writer made).
+    JsonLine& add_json(std::string_view key, std::string_view json);
 
     // The object, without a trailing newline.
     std::string str() const { return text_ + "}"; }

@@ -31,8 +31,8 @@ std::vector<JsonLine> reached_objects(const std::vector<TargetReached>& reached)
 
 }  // namespace
 
-MetricsJsonlSink::MetricsJsonlSink(const std::string& path)
-    : path_(path), file_(std::fopen(path.c_str(), "w")) {
+MetricsJsonlSink::MetricsJsonlSink(const std::string& path, std::string experiment)
+    : path_(path), experiment_(std::move(experiment)), file_(std::fopen(path.c_str(), "w")) {
     if (!file_)
         throw std::runtime_error("cannot write metrics to " + path + ": " + std::strerror(errno));
 }
@@ -47,6 +47,7 @@ void MetricsJsonlSink::on_start(const RunInfo& info) {
                   .add("steps_per_epoch", info.steps_per_epoch)
                   .add("parameters", std::int64_t(info.parameters))
                   .add("warnings", info.warnings)
+                  .add_json("experiment", experiment_)
                   .str());
     flush();
 }

@@ -12,7 +12,7 @@ namespace scalelab::cli {
 
 // Writes every metric event as one JSON object per line (the --metrics-out format):
 //   {"type":"start","devices","threads_per_device","cores","global_batch","steps_per_epoch",
-//    "parameters","warnings":[...]}
+//    "parameters","warnings":[...],"experiment":{the run's JSON config}}
 //   {"type":"step","step","epoch","loss","accuracy","lr","images_per_s","seconds",
 //    "noise_scale" (null while unknown),
 //    "devices":[{"rank","data","forward","backward","exposed_comm","wait","optimizer",
@@ -30,7 +30,8 @@ namespace scalelab::cli {
 class MetricsJsonlSink : public MetricsSink {
   public:
     // Creates or truncates `path`; throws std::runtime_error saying why when it cannot.
-    explicit MetricsJsonlSink(const std::string& path);
+    // `experiment`: the run's JSON config (one line), for `runs import` to read the file back.
+    MetricsJsonlSink(const std::string& path, std::string experiment);
 
     void on_start(const RunInfo&) override;
     void on_step(const StepMetrics&) override;
@@ -52,6 +53,7 @@ class MetricsJsonlSink : public MetricsSink {
     };
 
     std::string path_;
+    std::string experiment_;
     std::unique_ptr<std::FILE, CloseFile> file_;
     double last_lr_ = 0;          // epoch rows carry the learning rate of the epoch's last step
     std::int64_t last_step_ = 0;  // of the rows written so far

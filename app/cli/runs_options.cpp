@@ -63,11 +63,13 @@ const std::vector<ActionInfo>& actions() {
          "import",
          "FILE",
          "add the runs of a " + std::string(exchange_suffix) +
-             " file, or of another run store file, as new runs",
+             " file, another run store file or a metrics file, as new runs",
          "Adds every run of a " + std::string(exchange_suffix) +
-             " file, or of another run store file (one\ncopied back from a cluster job), to the "
-             "store as a new run, with a new id (nothing is\noverwritten), and prints the new "
-             "ids. The whole file is checked first: a file with any\nproblem adds nothing.",
+             " file, or of another run store file (one\ncopied back from a cluster job), or the "
+             "run of a metrics file (train --metrics-out, or an\nexported PyTorch script's, "
+             "tagged pytorch), to the store as a new run, with a new id\n(nothing is "
+             "overwritten), and prints the new ids. The whole file is checked first: a\nfile "
+             "with any problem adds nothing.",
          {},
          "  scalelab-cli runs import sweep" + std::string(exchange_suffix)},
         {RunsAction::Delete,

@@ -1,5 +1,7 @@
 #include "cli/train_command.h"
 
+#include <QJsonDocument>
+
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
@@ -28,6 +30,7 @@
 #include "error.h"
 #include "initial_state.h"
 #include "run_recorder.h"
+#include "run_spec_json.h"
 #include "run_store.h"
 #include "train/dataset_request.h"
 #include "train/run_gpus.h"
@@ -81,6 +84,12 @@ void record_failure(RunStore& store, std::int64_t run_id, const std::string& mes
     }
 }
 
+// The run as a whole: every process's devices (each process trains its own).
+RunSpec whole_run(RunSpec spec, int processes) {
+    spec.devices *= processes;
+    return spec;
+}
+
 QStringList tag_list(const std::vector<std::string>& tags) {
     QStringList list;
     for (const std::string& tag : tags)
@@ -124,7 +133,10 @@ int run_train_command(const std::vector<std::string>& args) {
     std::optional<MetricsJsonlSink> metrics_file;
     if (!options.metrics_out.empty()) {
         try {
-            metrics_file.emplace(options.metrics_out);
+            const RunSpec whole = whole_run(spec, processes->group->count());
+            metrics_file.emplace(options.metrics_out, QJsonDocument(run_spec_to_json(whole))
+                                                          .toJson(QJsonDocument::Compact)
+                                                          .toStdString());
         } catch (const std::runtime_error& error) {
             return report_problems({std::string(error.what()) + " (check --metrics-out)"},
                                    train_help_command);
@@ -189,10 +201,8 @@ TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
     std::optional<RunRecorder> recorder;
     if (store) {
         try {
-            // The run as a whole: every process's devices (this process trains its own).
-            RunSpec recorded = spec;
-            recorded.devices *= processes ? processes->count() : 1;
-            run_id = store->create_run(recorded, name, tags);
+            run_id =
+                store->create_run(whole_run(spec, processes ? processes->count() : 1), name, tags);
         } catch (const StoreError& error) {
             return {report_store_error(error, train_help_command, train_store_advice), 0};
         }

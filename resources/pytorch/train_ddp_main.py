@@ -79,7 +79,8 @@ def main():
     require(tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (1, 13),
             f"this script needs PyTorch 1.13 or newer (found {torch.__version__})")
     with open(args.experiment) as f:
-        spec = {**SPEC_DEFAULTS, **json.load(f)}
+        experiment = json.load(f)
+    spec = {**SPEC_DEFAULTS, **experiment}
     folder = args.data or spec["data_dir"] or DATASET_FOLDERS[spec["dataset"]]
     require(os.path.isdir(folder), f"no dataset folder {folder}: give --data")
     torch.set_num_threads(max(1, spec["threads"]))
@@ -106,7 +107,9 @@ def main():
     metrics = Metrics(args.metrics_out if rank == 0 else "")
     metrics.row(type="start", devices=world, threads_per_device=spec["threads"], cores=world,
                 global_batch=world * spec["batch"], steps_per_epoch=steps_per_epoch,
-                parameters=sum(p.numel() for p in model.parameters()), warnings=[])
+                parameters=sum(p.numel() for p in model.parameters()), warnings=[],
+                experiment={**experiment, "devices": world}, engine="pytorch",
+                machine=os.uname().nodename)
 
     step, started = 0, time.perf_counter()
     for epoch in range(1, spec["epochs"] + 1):

@@ -55,7 +55,7 @@ class TestMetricsJsonlSink : public QObject {
         QTemporaryDir dir;
         const QString path = dir.filePath("m.jsonl");
         {
-            MetricsJsonlSink sink(path.toStdString());
+            MetricsJsonlSink sink(path.toStdString(), R"({"model":"cnn","devices":2})");
             scalelab::RunInfo info;
             info.devices = 2;
             info.threads_per_device = 1;
@@ -102,6 +102,7 @@ class TestMetricsJsonlSink : public QObject {
         QCOMPARE(start["steps_per_epoch"].toInt(), 2);
         QCOMPARE(start["parameters"].toInteger(), 5'000'000'000LL);
         QCOMPARE(start["warnings"].toArray().size(), 1);
+        QCOMPARE(start["experiment"].toObject()["model"].toString(), QString("cnn"));
         QCOMPARE(start["warnings"].toArray()[0].toString(),
                  QString("more devices than cores: \"throughput\" cannot scale"));
 
@@ -170,7 +171,7 @@ class TestMetricsJsonlSink : public QObject {
         QTemporaryDir dir;
         const QString path = dir.filePath("m.jsonl");
         {
-            MetricsJsonlSink sink(path.toStdString());
+            MetricsJsonlSink sink(path.toStdString(), "{}");
             sink.on_step(step_metrics(1, std::numeric_limits<double>::quiet_NaN(), 0.1, 10));
         }
         const QList<QJsonObject> rows = read_rows(path);
@@ -181,7 +182,7 @@ class TestMetricsJsonlSink : public QObject {
     // A folder inside a regular file cannot be made, not even by root.
     void an_unwritable_path_throws_with_the_path() {
         try {
-            MetricsJsonlSink sink("/etc/passwd/dir/m.jsonl");
+            MetricsJsonlSink sink("/etc/passwd/dir/m.jsonl", "{}");
             QFAIL("no exception");
         } catch (const std::runtime_error& error) {
             QVERIFY(QString(error.what()).contains("/etc/passwd/dir/m.jsonl"));

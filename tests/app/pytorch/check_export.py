@@ -2,7 +2,8 @@
 its launch.sh as 2 DistributedDataParallel processes (gloo) from `train --save-initial`'s
 weights, its step losses follow the ScaleLab run of the same experiment within 1e-4 over the
 first 20 steps (a cnn: past that float32 rounding grows, see check_sgd_steps.py); its metrics
-rows are ScaleLab's. Usage: check_export.py SCALELAB_CLI PYTHON DATA_FOLDER"""
+file imports into a run store (`runs import`) as a run tagged pytorch beside ScaleLab's.
+Usage: check_export.py SCALELAB_CLI PYTHON DATA_FOLDER"""
 import json
 import os
 import py_compile
@@ -59,4 +60,11 @@ with tempfile.TemporaryDirectory() as folder:
         if difference > LIMIT or mine["lr"] != theirs["lr"]:
             sys.exit(f"FAIL: step {mine['step']}: ScaleLab loss {mine['loss']} at lr "
                      f"{mine['lr']}, PyTorch {theirs['loss']} at lr {theirs['lr']}")
-print(f"ok: {STEPS} steps of 2 DDP processes, largest relative difference {largest:.1e}")
+    store = os.path.join(folder, "runs.sqlite")
+    for metrics in ("scalelab.jsonl", "pytorch.jsonl"):
+        run([CLI, "runs", "import", metrics, "--store", store], out)
+    shown = run([CLI, "runs", "show", "2", "--store", store], out).stdout
+    if "tags:           pytorch" not in shown or f"step {STEPS}," not in shown:
+        sys.exit(f"FAIL: the imported PyTorch run:\n{shown}")
+print(f"ok: {STEPS} steps of 2 DDP processes, largest relative difference {largest:.1e}; "
+      "both runs imported")
