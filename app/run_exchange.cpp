@@ -19,6 +19,7 @@
 #include "exchange_reader.h"
 #include "json_number.h"
 #include "metrics_export.h"
+#include "metrics_file_import.h"
 #include "run_spec_json.h"
 #include "store_json.h"
 #include "whole_file_writer.h"
@@ -192,6 +193,15 @@ std::vector<std::int64_t> import_runs_from_store(RunStore& store, const QString&
     if (!folder.isValid() || !save_exchange(*source, ids, exchange, &error))
         throw ExchangeError(("cannot write a temporary exchange file: " + error).toStdString());
     return import_runs_file(store, exchange);
+}
+
+std::vector<std::int64_t> import_any_runs_file(RunStore& store, const QString& path) {
+    if (is_sqlite_file(path))
+        return import_runs_from_store(store, path);
+    if (is_metrics_file(path))
+        return import_runs(store,
+                           exchange_from_metrics_file(path, QFileInfo(path).completeBaseName()));
+    return import_runs_file(store, path);
 }
 
 bool is_sqlite_file(const QString& path) {

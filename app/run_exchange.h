@@ -65,6 +65,11 @@ std::vector<std::int64_t> import_runs(RunStore& store, const QByteArray& documen
 // a damaged one); the same file as `store` is refused with ExchangeError.
 std::vector<std::int64_t> import_runs_from_store(RunStore& store, const QString& other);
 
+// Whatever runs file `path` is, added to `store`: a run store file (import_runs_from_store), a
+// metrics file (exchange_from_metrics_file, the run named after the file), or an exchange file
+// (import_runs_file). ExchangeError and StoreError as those.
+std::vector<std::int64_t> import_any_runs_file(RunStore& store, const QString& path);
+
 // Whether the file at `path` is an SQLite file (its 16-byte header), so a run store, rather than
 // an exchange file.
 bool is_sqlite_file(const QString& path);

@@ -34,6 +34,7 @@
 #include "log_pane.h"
 #include "log_relay.h"
 #include "metrics_export.h"
+#include "pytorch_export.h"
 #include "run_collection.h"
 #include "run_exchange.h"
 #include "run_filter_bar.h"
@@ -284,6 +285,13 @@ void MainWindow::createActions() {
            "Slurm cluster"));
     connect(cluster_job_action_, &QAction::triggered, this, &MainWindow::exportClusterJob);
 
+    pytorch_export_action_ = new QAction(tr("Export as &PyTorch script..."), this);
+    pytorch_export_action_->setObjectName(QStringLiteral("pytorchExportAction"));
+    pytorch_export_action_->setToolTip(
+        tr("Write the experiment as a PyTorch DistributedDataParallel script that follows "
+           "ScaleLab's run step by step (docs/pytorch.md)"));
+    connect(pytorch_export_action_, &QAction::triggered, this, &MainWindow::exportPytorchScript);
+
     open_store_action_ = new QAction(tr("Open run s&tore..."), this);
     open_store_action_->setToolTip(tr("Show the runs of another run store (an SQLite file)"));
     connect(open_store_action_, &QAction::triggered, this, &MainWindow::chooseStoreToOpen);
@@ -319,6 +327,7 @@ void MainWindow::createMenus() {
     file->addAction(open_config_action_);
     file->addAction(save_config_action_);
     file->addAction(cluster_job_action_);
+    file->addAction(pytorch_export_action_);
     file->addSeparator();
     file->addAction(open_store_action_);
     file->addAction(new_store_action_);
@@ -531,8 +540,10 @@ void MainWindow::updateActions() {
     const bool stored = runs_.store() != nullptr;
     const QString needs_store = tr("Open a run store first (File ▸ Open run store)");
     import_runs_action_->setEnabled(stored);
-    import_runs_action_->setToolTip(stored ? tr("Add the runs of a .scalelab.json file")
-                                           : needs_store);
+    import_runs_action_->setToolTip(
+        stored ? tr("Add the runs of a .scalelab.json file, a run store file or a metrics file "
+                    "(train --metrics-out, an exported PyTorch script's)")
+               : needs_store);
     export_runs_action_->setEnabled(stored && !selected.empty());
     export_runs_action_->setToolTip(stored ? tr("Write the selected runs to a .scalelab.json file")
                                            : needs_store);
@@ -696,6 +707,33 @@ bool MainWindow::writeClusterJob(const ClusterJob& job, const QString& path, QSt
     return write_cluster_job(form_->spec(), job, path, error);
 }
 
+void MainWindow::exportPytorchScript() {
+    const QString folder = QFileDialog::getSaveFileName(
+        this, tr("Export as PyTorch script: name a new folder"),
+        documents_folder() +
+            QStringLiteral("/%1-pytorch").arg(QString::fromStdString(form_->spec().model)),
+        QString(), nullptr, QFileDialog::DontConfirmOverwrite);
+    if (folder.isEmpty())
+        return;
+    QString error;
+    if (!writePytorchExport(folder, &error)) {
+        QMessageBox::warning(this, tr("Cannot export the PyTorch script"), error);
+        return;
+    }
+    statusBar()->showMessage(
+        tr("Wrote train_ddp.py, experiment.json, launch.sh, job.sbatch and README.md to %1")
+            .arg(native(folder)));
+}
+
+bool MainWindow::writePytorchExport(const QString& folder, QString* error) {
+    if (!form_->isValid()) {
+        *error =
+            tr("Fix the marked fields first: %1").arg(form_->problems().join(QStringLiteral("; ")));
+        return false;
+    }
+    return write_pytorch_export(form_->spec(), folder, error);
+}
+
 void MainWindow::setPresenterMode(bool on) {
     if (presenter_ == on)
         return;
@@ -852,7 +890,7 @@ bool MainWindow::importRuns(const QString& path, std::vector<int>* imported, QSt
         return false;
     }
     try {
-        const std::vector<std::int64_t> ids = import_runs_file(*store, path);
+        const std::vector<std::int64_t> ids = import_any_runs_file(*store, path);
         runs_.refresh();
         imported->assign(ids.begin(), ids.end());
         return true;
@@ -895,7 +933,8 @@ bool MainWindow::exportMetricsCsv(const std::vector<int>& ids, const QString& pa
 void MainWindow::chooseRunsToImport() {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Import runs"), documents_folder(),
-        tr("ScaleLab runs (*.scalelab.json);;JSON (*.json);;All files (*)"));
+        tr("ScaleLab runs (*.scalelab.json);;Metrics files (*.jsonl);;Run stores (*.sqlite);;"
+           "All files (*)"));
     if (path.isEmpty())
         return;
     std::vector<int> imported;

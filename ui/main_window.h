@@ -107,6 +107,10 @@ class MainWindow : public QMainWindow {
     // Writes the form's experiment and an sbatch script for `job` (File > Export cluster job...);
     // false with the reason (the form's problems, cluster_job_problem, the file).
     bool writeClusterJob(const ClusterJob& job, const QString& path, QString* error);
+    // Writes the form's experiment as a PyTorch DDP script and its files into `folder` (File >
+    // Export as PyTorch script...); false with the reason (the form's problems,
+    // pytorch_export_problems, a file).
+    bool writePytorchExport(const QString& folder, QString* error);
     bool presenterMode() const { return presenter_; }
     Theme theme() const { return theme_; }
 
@@ -118,6 +122,7 @@ class MainWindow : public QMainWindow {
     void openConfig();
     void saveConfig();
     void exportClusterJob();
+    void exportPytorchScript();
     void chooseStoreToOpen();
     void chooseNewStore();
     void chooseRunsToImport();
@@ -198,6 +203,7 @@ class MainWindow : public QMainWindow {
     QAction* open_config_action_ = nullptr;
     QAction* save_config_action_ = nullptr;
     QAction* cluster_job_action_ = nullptr;
+    QAction* pytorch_export_action_ = nullptr;
     QAction* open_store_action_ = nullptr;
     QAction* new_store_action_ = nullptr;
     QAction* import_runs_action_ = nullptr;

@@ -17,7 +17,6 @@
 #include "cli/json_line.h"
 #include "cli/report_problems.h"
 #include "cli/runs_options.h"
-#include "metrics_file_import.h"
 #include "printable_text.h"
 #include "run_exchange.h"
 #include "run_store.h"
@@ -222,15 +221,7 @@ int import_action(RunStore& store, const RunsOptions& options) {
     std::vector<std::int64_t> ids;
     const QString file = QString::fromStdString(options.file);
     try {
-        // A run store copied back (from a cluster job), a metrics file (train --metrics-out, an
-        // exported PyTorch script's), or an exchange file.
-        if (is_sqlite_file(file))
-            ids = import_runs_from_store(store, file);
-        else if (is_metrics_file(file))
-            ids = import_runs(store,
-                              exchange_from_metrics_file(file, QFileInfo(file).completeBaseName()));
-        else
-            ids = import_runs_file(store, file);
+        ids = import_any_runs_file(store, file);
     } catch (const ExchangeError& error) {
         return report_problems({options.file + ": " + error.what() + "\nnothing was imported"},
                                help_command(RunsAction::Import));

@@ -228,6 +228,23 @@ class TestStoreWindow : public QObject {
         QVERIFY(!app_->window.importRuns(broken, &imported, &error));
         QVERIFY2(error.contains(QStringLiteral("Nothing was imported")), qPrintable(error));
         QCOMPARE(app_->runs.ids().size(), std::size_t{5});
+
+        // A metrics file (an exported PyTorch script's) comes in as a run tagged pytorch.
+        const QString metrics = folder_.filePath(QStringLiteral("pytorch.jsonl"));
+        {
+            QFile out(metrics);
+            QVERIFY(out.open(QIODevice::WriteOnly));
+            out.write(R"({"type":"start","devices":1,"threads_per_device":1,"cores":1,)"
+                      R"("global_batch":32,"steps_per_epoch":1,"parameters":10,"warnings":[],)"
+                      R"("engine":"pytorch","experiment":{"model":"mlp","batch":32}})"
+                      "\n"
+                      R"({"type":"step","step":1,"epoch":1,"loss":2.3,"accuracy":0.1,"lr":0.05,)"
+                      R"("images_per_s":100,"seconds":0.3,"noise_scale":null,"devices":[]})"
+                      "\n");
+        }
+        QVERIFY2(app_->window.importRuns(metrics, &imported, &error), qPrintable(error));
+        QCOMPARE(imported.size(), std::size_t{1});
+        QCOMPARE(app_->runs.find(imported[0])->tags, QStringList{QStringLiteral("pytorch")});
     }
 
     // Runs come in and go out through a run store; without one, or with a file or a run that is
