@@ -113,7 +113,7 @@ def main():
 
     step, started = 0, time.perf_counter()
     for epoch in range(1, spec["epochs"] + 1):
-        order = epoch_indices(len(labels), spec["seed"], world, rank, epoch - 1)
+        order = torch.tensor(epoch_indices(len(labels), spec["seed"], world, rank, epoch - 1))
         epoch_loss = epoch_correct = epoch_count = 0.0
         for k in range(steps_per_epoch):
             begin = time.perf_counter()
@@ -126,6 +126,8 @@ def main():
             optimizer.step()
             schedule.step()
             correct = (out.argmax(1) == targets[batch]).sum().item()
+            # The step's loss and accuracy over every device's batch, as ScaleLab's rows have
+            # them: one small all-reduce per step.
             loss_sum, correct, count = global_sums(loss.item() * len(batch), correct, len(batch))
             step += 1
             epoch_loss, epoch_correct, epoch_count = (epoch_loss + loss_sum,
