@@ -55,7 +55,8 @@ QString script(const RunSpec& spec) {
             "Start it with ./launch.sh (this machine) or sbatch job.sbatch (a Slurm "
             "cluster); README.md.\n"
             "\"\"\"\n"
-            "import argparse\nimport bisect\nimport gzip\nimport json\nimport math\n"
+            "import argparse\nimport bisect\nimport datetime\nimport gzip\nimport json\nimport "
+            "math\n"
             "import os\nimport sys\nimport time\n\nimport numpy as np\nimport torch\n"
             "import torch.distributed as dist\nfrom torch import nn\n")
             .arg(QString::fromStdString(spec.model), QString::fromStdString(spec.dataset))

@@ -20,6 +20,8 @@ def parse_arguments():
     parser.add_argument("--metrics-out", default="",
                         help="write ScaleLab's JSON lines (step, epoch and end rows) here")
     parser.add_argument("--steps", type=int, default=0, help="stop after this many steps")
+    parser.add_argument("--timeout-s", type=float, default=300,
+                        help="how long a collective waits for the other processes")
     return parser.parse_args()
 
 
@@ -84,7 +86,8 @@ def main():
     folder = args.data or spec["data_dir"] or DATASET_FOLDERS[spec["dataset"]]
     require(os.path.isdir(folder), f"no dataset folder {folder}: give --data")
     torch.set_num_threads(max(1, spec["threads"]))
-    dist.init_process_group("nccl" if spec["device"] == "gpu" else "gloo")
+    dist.init_process_group("nccl" if spec["device"] == "gpu" else "gloo",
+                            timeout=datetime.timedelta(seconds=args.timeout_s))
     rank, world = dist.get_rank(), dist.get_world_size()
 
     images, labels = read_idx_set(folder, "train", spec["train_subset"])

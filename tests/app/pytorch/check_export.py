@@ -7,6 +7,8 @@ Usage: check_export.py SCALELAB_CLI PYTHON DATA_FOLDER"""
 import json
 import os
 import py_compile
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,12 +26,27 @@ STEPS, LIMIT = 20, 1e-4
 
 
 def run(command, cwd, env=None):
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env,
-                            timeout=600)
-    if result.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)} exited {result.returncode}:\n"
-                 f"{result.stdout}{result.stderr}")
-    return result
+    """Runs `command` in a session of its own, so that a command that does not end within
+    three minutes is ended with all it started (launch.sh's processes) and said."""
+    process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        sys.exit(f"FAIL: {' '.join(command)} did not end within 180 s:\n{output}")
+    if process.returncode != 0:
+        sys.exit(f"FAIL: {' '.join(command)} exited {process.returncode}:\n{output}")
+    return output
+
+
+def free_port():
+    """A port no one listens on now, for the processes' rendezvous (a fixed one may be taken by
+    another test running at the same time)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
 
 
 def steps(path):
@@ -46,9 +63,9 @@ with tempfile.TemporaryDirectory() as folder:
     py_compile.compile(os.path.join(out, "train_ddp.py"), doraise=True)
     run([CLI, "train", "--config", "experiment.json", "--save-initial", "initial.npz",
          "--metrics-out", "scalelab.jsonl", "--no-store"], out)
-    env = {**os.environ, "PYTHON": PYTHON, "MASTER_PORT": str(29500 + os.getpid() % 1000)}
+    env = {**os.environ, "PYTHON": PYTHON, "MASTER_PORT": str(free_port())}
     run(["bash", "launch.sh", "--initial", "initial.npz", "--metrics-out", "pytorch.jsonl",
-         "--steps", str(STEPS)], out, env)
+         "--steps", str(STEPS), "--timeout-s", "60"], out, env)
     _, scalelab = steps(os.path.join(out, "scalelab.jsonl"))
     rows, pytorch = steps(os.path.join(out, "pytorch.jsonl"))
     if [row["type"] for row in rows] != ["start"] + ["step"] * STEPS + ["epoch", "end"]:
@@ -63,7 +80,7 @@ with tempfile.TemporaryDirectory() as folder:
     store = os.path.join(folder, "runs.sqlite")
     for metrics in ("scalelab.jsonl", "pytorch.jsonl"):
         run([CLI, "runs", "import", metrics, "--store", store], out)
-    shown = run([CLI, "runs", "show", "2", "--store", store], out).stdout
+    shown = run([CLI, "runs", "show", "2", "--store", store], out)
     if "tags:           pytorch" not in shown or f"step {STEPS}," not in shown:
         sys.exit(f"FAIL: the imported PyTorch run:\n{shown}")
 print(f"ok: {STEPS} steps of 2 DDP processes, largest relative difference {largest:.1e}; "
