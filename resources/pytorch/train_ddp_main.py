@@ -56,6 +56,10 @@ class Metrics:
             self.out.write(json.dumps(fields) + "\n")
             self.out.flush()
 
+    def close(self):
+        if self.out:
+            self.out.close()
+
 
 def global_sums(*values):
     sums = torch.tensor(values, dtype=torch.float64)
@@ -155,7 +159,16 @@ def main():
     metrics.row(type="end", status="finished",
                 message=f"stopped after {step} steps (--steps)" if stopped
                 else f"trained {epoch} epochs", step=step, epoch=epoch, targets=[])
+    metrics.close()
+    # PyTorch 1.13 can hang at exit when DDP's reducer is the last owner of the process group:
+    # its destructor joins gloo's threads while holding the GIL one of them waits for. So DDP
+    # goes first, every process reaches the end, and the process ends without the
+    # interpreter's teardown.
+    del ddp
+    dist.barrier()
     dist.destroy_process_group()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
