@@ -6,6 +6,7 @@
 #include <QJsonObject>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "run_exchange.h"
@@ -36,10 +37,11 @@ double number(const QJsonObject& row, const char* key, const QString& path, int 
 
 // What the rows add up to, in the exchange file's shape.
 struct Curves {
-    QJsonObject metrics{{"train_loss", QJsonArray()},  {"train_accuracy", QJsonArray()},
-                        {"lr", QJsonArray()},          {"images_per_s", QJsonArray()},
-                        {"noise_scale", QJsonArray()}, {"val_loss", QJsonArray()},
-                        {"val_accuracy", QJsonArray()}};
+    // By metric name. A QJsonObject holds its arrays by value, so they are appended here, in
+    // place, and put in the object once (metrics_object).
+    std::map<QString, QJsonArray> rows{
+        {"train_loss", {}},  {"train_accuracy", {}}, {"lr", {}},          {"images_per_s", {}},
+        {"noise_scale", {}}, {"val_loss", {}},       {"val_accuracy", {}}};
     double seconds = 0;  // the step times so far
     double images_per_s_sum = 0;
     qint64 steps = 0;
@@ -48,9 +50,14 @@ struct Curves {
     std::optional<double> best_val_accuracy;
 
     void add(const char* metric, double step, double epoch, double value) {
-        QJsonArray rows = metrics.value(QLatin1String(metric)).toArray();
-        rows.append(QJsonArray{step, epoch, seconds, value});
-        metrics.insert(QLatin1String(metric), rows);
+        rows[QLatin1String(metric)].append(QJsonArray{step, epoch, seconds, value});
+    }
+
+    QJsonObject metrics_object() const {
+        QJsonObject metrics;
+        for (const auto& [name, metric_rows] : rows)
+            metrics.insert(name, metric_rows);
+        return metrics;
     }
 };
 
@@ -156,7 +163,7 @@ QByteArray exchange_from_metrics_file(const QString& path, const QString& name) 
         {"started", QJsonValue(QJsonValue::Null)},
         {"ended", QJsonValue(QJsonValue::Null)},
         {"summary", summary},
-        {"metrics", curves.metrics}};
+        {"metrics", curves.metrics_object()}};
     return QJsonDocument(QJsonObject{{"format", QLatin1String(exchange_format)},
                                      {"version", exchange_version},
                                      {"runs", QJsonArray{run}}})
