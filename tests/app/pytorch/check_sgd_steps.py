@@ -7,6 +7,7 @@ layouts, inputs, order); the later ones the gradients, their average over the de
 update. Prints each case's largest relative difference; with --sensitivity also PyTorch's
 against itself with every initial weight scaled by 1 + 1e-7 (what float32 noise alone does).
 Usage: check_sgd_steps.py SCALELAB_CLI RESOURCES_PYTORCH_DIR DATA_FOLDER [--sensitivity]"""
+import functools
 import json
 import os
 import subprocess
@@ -80,7 +81,13 @@ def global_batch(step, devices, batch):
     size = devices * batch
     per_epoch = SUBSET // size
     epoch, k = divmod(step, per_epoch)
-    return epoch_indices(SUBSET, SEED, 1, 0, epoch)[k * size:(k + 1) * size]
+    return epoch_order(epoch)[k * size:(k + 1) * size]
+
+
+@functools.lru_cache(maxsize=None)
+def epoch_order(epoch):
+    """The whole epoch's shuffle, made once per epoch rather than once per step."""
+    return epoch_indices(SUBSET, SEED, 1, 0, epoch)
 
 
 def pytorch_losses(model, initial, rows, devices, batch, scale=1.0):
