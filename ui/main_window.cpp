@@ -176,6 +176,8 @@ void MainWindow::connectRunsAndForm() {
     connect(form_, &ExperimentForm::validityChanged, this, [this] { updateActions(); });
     connect(table_, &RunTableView::stopRequested, this, [this](int id) { runs_.stop(id); });
     connect(table_, &RunTableView::newExperimentFromRun, this, &MainWindow::newExperimentFrom);
+    connect(table_, &RunTableView::pytorchExportRequested, this,
+            &MainWindow::exportRunAsPytorchScript);
     for (const auto signal :
          {&RunCollection::runAdded, &RunCollection::runChanged, &RunCollection::runRemoved})
         connect(&runs_, signal, this, [this] {
@@ -708,15 +710,28 @@ bool MainWindow::writeClusterJob(const ClusterJob& job, const QString& path, QSt
 }
 
 void MainWindow::exportPytorchScript() {
+    exportAsPytorch(form_->spec(), [this](const QString& folder, QString* error) {
+        return writePytorchExport(folder, error);
+    });
+}
+
+void MainWindow::exportRunAsPytorchScript(int runId) {
+    if (const RunRecord* run = runs_.find(runId))
+        exportAsPytorch(run->spec, [this, runId](const QString& folder, QString* error) {
+            return writeRunPytorchExport(runId, folder, error);
+        });
+}
+
+void MainWindow::exportAsPytorch(const RunSpec& spec,
+                                 const std::function<bool(const QString&, QString*)>& write) {
     const QString folder = QFileDialog::getSaveFileName(
         this, tr("Export as PyTorch script: name a new folder"),
-        documents_folder() +
-            QStringLiteral("/%1-pytorch").arg(QString::fromStdString(form_->spec().model)),
+        documents_folder() + QStringLiteral("/%1-pytorch").arg(QString::fromStdString(spec.model)),
         QString(), nullptr, QFileDialog::DontConfirmOverwrite);
     if (folder.isEmpty())
         return;
     QString error;
-    if (!writePytorchExport(folder, &error)) {
+    if (!write(folder, &error)) {
         QMessageBox::warning(this, tr("Cannot export the PyTorch script"), error);
         return;
     }
@@ -732,6 +747,15 @@ bool MainWindow::writePytorchExport(const QString& folder, QString* error) {
         return false;
     }
     return write_pytorch_export(form_->spec(), folder, error);
+}
+
+bool MainWindow::writeRunPytorchExport(int runId, const QString& folder, QString* error) {
+    const RunRecord* run = runs_.find(runId);
+    if (run == nullptr) {
+        *error = tr("The run is no longer in the table.");
+        return false;
+    }
+    return write_pytorch_export(run->spec, folder, error);
 }
 
 void MainWindow::setPresenterMode(bool on) {

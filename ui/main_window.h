@@ -2,6 +2,7 @@
 
 #include <QMainWindow>
 
+#include <functional>
 #include <vector>
 
 #include "backend/device_inventory.h"
@@ -111,6 +112,8 @@ class MainWindow : public QMainWindow {
     // Export as PyTorch script...); false with the reason (the form's problems,
     // pytorch_export_problems, a file).
     bool writePytorchExport(const QString& folder, QString* error);
+    // The same for run `runId`'s experiment (its context menu's Export as PyTorch script...).
+    bool writeRunPytorchExport(int runId, const QString& folder, QString* error);
     bool presenterMode() const { return presenter_; }
     Theme theme() const { return theme_; }
 
@@ -123,6 +126,7 @@ class MainWindow : public QMainWindow {
     void saveConfig();
     void exportClusterJob();
     void exportPytorchScript();
+    void exportRunAsPytorchScript(int runId);
     void chooseStoreToOpen();
     void chooseNewStore();
     void chooseRunsToImport();
@@ -170,6 +174,10 @@ class MainWindow : public QMainWindow {
     QString askStoreToOpen();
     // Asks for the name of a new run store, never an existing file; empty when cancelled.
     QString askNewStorePath(const QString& folder);
+    // Asks for a new folder for `spec`'s PyTorch export and writes it with `write`, saying how
+    // it went (File > Export as PyTorch script..., a run's context menu).
+    void exportAsPytorch(const RunSpec& spec,
+                         const std::function<bool(const QString&, QString*)>& write);
     // The ids of the runs shown on the charts, in table order.
     std::vector<int> shownRuns() const;
 

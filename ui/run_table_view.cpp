@@ -77,6 +77,11 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
     connect(new_experiment_action_, &QAction::triggered, this,
             [this] { emit newExperimentFromRun(selectedRunId()); });
 
+    pytorch_export_action_ =
+        addRunAction(tr("Export as &PyTorch script..."), QStringLiteral("runPytorchExportAction"));
+    connect(pytorch_export_action_, &QAction::triggered, this,
+            [this] { emit pytorchExportRequested(selectedRunId()); });
+
     visibility_action_ = addRunAction(tr("&Hide on charts"), QStringLiteral("visibilityAction"));
     connect(visibility_action_, &QAction::triggered, this, [this] {
         const std::vector<int> ids = selectedRunIds();
@@ -288,7 +293,8 @@ void RunTableView::updateActions() {
     if (ids.empty())
         return;
     const bool one = ids.size() == 1;
-    for (QAction* single : {rename_action_, tags_action_, baseline_action_, new_experiment_action_})
+    for (QAction* single : {rename_action_, tags_action_, baseline_action_, new_experiment_action_,
+                            pytorch_export_action_})
         single->setEnabled(one);
     const auto any = [&](auto&& test) {
         return std::any_of(ids.begin(), ids.end(), [&](int id) {
@@ -319,6 +325,7 @@ void RunTableView::contextMenuEvent(QContextMenuEvent* event) {
     menu.addSeparator();
     menu.addAction(baseline_action_);
     menu.addAction(new_experiment_action_);
+    menu.addAction(pytorch_export_action_);
     menu.addAction(visibility_action_);
     menu.addSeparator();
     menu.addAction(delete_action_);

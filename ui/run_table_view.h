@@ -61,6 +61,7 @@ class RunTableView : public QTableView {
   signals:
     void stopRequested(int id);
     void newExperimentFromRun(int id);
+    void pytorchExportRequested(int id);
 
   protected:
     void contextMenuEvent(QContextMenuEvent* event) override;
@@ -92,6 +93,7 @@ class RunTableView : public QTableView {
     QAction* delete_action_ = nullptr;
     QAction* baseline_action_ = nullptr;
     QAction* new_experiment_action_ = nullptr;
+    QAction* pytorch_export_action_ = nullptr;
     QAction* visibility_action_ = nullptr;
 };
 
