@@ -1,0 +1,162 @@
+"""ScaleLab's LARS, LARC, LAMB, NovoGrad and AdamW against resources/pytorch/scalelab_optim.py's,
+step by step: a ScaleLab run of each, then PyTorch from the run's initial state (`train
+--save-initial`) on the same batches (ScaleLab's order and normalisation), with the optimiser
+make_optimizer builds from the same spec and a LambdaLR of ScaleLab's learning rate, as
+train_ddp.py runs them (checked against the rows' rates). Weight decay is on and spared the
+biases (decay_norm_and_bias false), and the biases are not adapted (the default), so every
+exclusion is exercised. The first step's loss checks the forward pass; the later ones the
+updates. Prints each case's largest relative difference of the step losses; with --sensitivity
+also PyTorch's against itself with every initial weight scaled by 1 + 1e-7 (what float32 noise
+alone does), and with decay on the biases or the biases adapted (what the check would see of
+an exclusion missed). Usage: check_optimizer_steps.py SCALELAB_CLI RESOURCES_PYTORCH_DIR
+DATA_FOLDER [--sensitivity]"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import numpy  # noqa: F401  (scalelab_data reads the files with it)
+    import torch
+except ImportError as missing:
+    print(f"skipped: {missing.name} is not installed for {sys.executable} "
+          "(apt install python3-numpy python3-torch)")
+    sys.exit(0)
+
+CLI, RESOURCES, DATA = sys.argv[1:4]
+SENSITIVITY = "--sensitivity" in sys.argv[4:]
+sys.path.insert(0, RESOURCES)
+from scalelab_data import channel_statistics, normalise, read_idx_set  # noqa: E402
+from scalelab_lr import LearningRate  # noqa: E402
+from scalelab_models import build, load_initial_state  # noqa: E402
+from scalelab_optim import make_optimizer  # noqa: E402
+from scalelab_order import epoch_indices  # noqa: E402
+
+SUBSET, SEED, DEVICES, BATCH = 2048, 3, 2, 32
+STEPS_PER_EPOCH = SUBSET // (DEVICES * BATCH)
+# Relative, per step, over the first 20 steps: float32 sums in oneDNN's order against
+# PyTorch's make the losses differ in their last bits from the first step on, and training
+# carries that forward (check_sgd_steps.py).
+STEPS, LIMIT = 20, 1e-4
+# The experiment every case shares: a warm-up over the first 10 steps, so that the rate
+# changes under the optimisers (LARC divides by it).
+BASE = {"dataset": "fashion-mnist", "train_subset": SUBSET, "test_subset": 256,
+        "devices": DEVICES, "batch": BATCH, "threads": 1, "epochs": 1, "seed": SEED,
+        "warmup_length": 10, "warmup_unit": "steps", "decay_norm_and_bias": False}
+# name, model, the optimiser's keys: rates at which each trains, weight decay at the usual
+# values. LARC's trust coefficient is 0.01 so that its clip binds on every tensor early in the
+# warm-up and on none by its end; the cnn cases add Nesterov and a LAMB trust clamp that binds
+# (on conv1 and on the biases' 1). The mlp's cases see every exclusion: --sensitivity prints
+# how far the losses move with decay on the biases or the biases adapted (1e-3 to 0.4; 2.6e-4
+# for LAMB's decay). Rates are where float32 noise stays small (PyTorch against itself): at
+# LARS's lr 5 with warm-up a pre-activation of the mlp comes within float32 rounding of 0 (4e-8
+# of its sum of |w x|) at step 4, its ReLU goes one way in ScaleLab and the other in PyTorch,
+# and the losses part by 6e-4, one device against two as much as ScaleLab against PyTorch. The
+# cnn amplifies such noise (check_sgd_steps.py): PyTorch against itself reaches 3e-5 to 7e-4 in
+# 20 steps at the rates where NovoGrad trains it, so NovoGrad is held on the mlp only.
+CASES = [
+    ("LARS", "mlp", {"optimizer": "lars", "lr": 8.0, "weight_decay": 5e-4}),
+    ("LARC", "mlp", {"optimizer": "lars", "lr": 0.1, "weight_decay": 5e-4, "larc": True,
+                     "trust_coefficient": 0.01}),
+    ("LAMB", "mlp", {"optimizer": "lamb", "lr": 0.01, "weight_decay": 0.01}),
+    ("NovoGrad", "mlp", {"optimizer": "novograd", "lr": 0.02, "weight_decay": 0.001}),
+    ("AdamW", "mlp", {"optimizer": "adamw", "lr": 0.002, "weight_decay": 0.05}),
+    ("LARS", "cnn", {"optimizer": "lars", "lr": 1.0, "weight_decay": 5e-4, "nesterov": True}),
+    ("LAMB", "cnn", {"optimizer": "lamb", "lr": 0.01, "weight_decay": 0.01, "trust_clamp": 0.1}),
+    ("AdamW", "cnn", {"optimizer": "adamw", "lr": 0.002, "weight_decay": 0.05}),
+]
+
+torch.set_num_threads(1)
+images, labels = read_idx_set(DATA, "train", SUBSET)
+inputs, targets = torch.from_numpy(normalise(images, channel_statistics(images))), \
+    torch.from_numpy(labels)
+FIRST_EPOCH = epoch_indices(SUBSET, SEED, 1, 0, 0)
+
+
+def scalelab_run(folder, case, spec):
+    """The run's initial state file and its first STEPS step rows."""
+    config, initial, metrics = (os.path.join(folder, case.replace(", ", "-") + suffix)
+                                for suffix in (".json", ".npz", ".jsonl"))
+    with open(config, "w") as out:
+        json.dump(spec, out)
+    run = subprocess.run([CLI, "train", "--config", config, "--data", DATA, "--no-store",
+                          "--save-initial", initial, "--metrics-out", metrics],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"FAIL: {case} exited {run.returncode}:\n{run.stdout}{run.stderr}")
+    with open(metrics) as lines:
+        rows = [json.loads(line) for line in lines]
+    return initial, [row for row in rows if row["type"] == "step"][:STEPS]
+
+
+def global_batch(step):
+    """Step `step`'s samples over every device (all in the first epoch): device r takes
+    positions r, r + devices, ... of the epoch's shuffle, so the devices' k-th batches together
+    are positions [k B, (k + 1) B) for the global batch B, and DDP's average of their gradients
+    is the gradient of that batch's mean loss."""
+    size = DEVICES * BATCH
+    return FIRST_EPOCH[step * size:(step + 1) * size]
+
+
+def pytorch_run(spec, initial, scale=1.0):
+    """PyTorch's loss and learning rate at each of the first STEPS steps, from the initial
+    state scaled by `scale`, with the optimiser and schedule train_ddp.py makes."""
+    net = build(spec["model"], channels=1, size=28)
+    net.load_state_dict({name: values * scale
+                         for name, values in load_initial_state(initial).items()}, strict=True)
+    optimizer = make_optimizer(spec, net)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
+                                                 LearningRate(spec, DEVICES, STEPS_PER_EPOCH))
+    losses, rates = [], []
+    for step in range(STEPS):
+        order = global_batch(step)
+        loss = torch.nn.functional.cross_entropy(net(inputs[order]), targets[order])
+        optimizer.zero_grad()
+        loss.backward()
+        rates.append(optimizer.param_groups[0]["lr"])
+        optimizer.step()
+        schedule.step()
+        losses.append(loss.item())
+    return losses, rates
+
+
+def relative(a, b):
+    return [abs(x - y) / abs(y) for x, y in zip(a, b)]
+
+
+started = time.perf_counter()
+worst = 0.0
+with tempfile.TemporaryDirectory() as folder:
+    for name, model, optimizer in CASES:
+        case, spec = f"{name}, {model}", {**BASE, "model": model, **optimizer}
+        initial, rows = scalelab_run(folder, case, spec)
+        if len(rows) != STEPS:
+            sys.exit(f"FAIL: {case}: {len(rows)} step rows, not {STEPS}")
+        losses, rates = pytorch_run(spec, initial)
+        for step, (row, rate) in enumerate(zip(rows, rates)):
+            if abs(row["lr"] - rate) > 1e-12 * abs(rate):
+                sys.exit(f"FAIL: {case}: step {step + 1} at lr {row['lr']!r} in ScaleLab, "
+                         f"{rate!r} in PyTorch")
+        differences = relative(losses, [row["loss"] for row in rows])
+        for step, difference in enumerate(differences):
+            if difference > LIMIT:
+                sys.exit(f"FAIL: {case}: step {step + 1} loss {rows[step]['loss']:.7f} "
+                         f"in ScaleLab, {losses[step]:.7f} in PyTorch ({difference:.1e})")
+        worst = max(worst, max(differences))
+        line = (f"{case}, {DEVICES} devices x batch {BATCH}, lr {optimizer['lr']:g}: "
+                f"largest relative difference {max(differences):.1e} in {STEPS} steps (loss "
+                f"{losses[0]:.3f} to {losses[-1]:.3f})")
+        if SENSITIVITY:
+            itself = relative(pytorch_run(spec, initial, 1 + 1e-7)[0], losses)
+            decayed = relative(pytorch_run({**spec, "decay_norm_and_bias": True}, initial)[0],
+                               losses)
+            adapted = relative(pytorch_run({**spec, "adapt_norm_and_bias": True}, initial)[0],
+                               losses)
+            line += (f"; PyTorch against itself from weights x (1 + 1e-7): {max(itself):.1e}, "
+                     f"with decay on the biases: {max(decayed):.1e}, biases adapted: "
+                     f"{max(adapted):.1e}")
+        print(line)
+print(f"ok: largest relative difference {worst:.1e} (held to {LIMIT:g}) in "
+      f"{time.perf_counter() - started:.1f} s")
