@@ -14,9 +14,9 @@ namespace scalelab {
 namespace {
 
 // The parts of train_ddp.py, in order: each defines what the next ones use.
-constexpr const char* script_parts[] = {":/pytorch/scalelab_order.py", ":/pytorch/scalelab_data.py",
-                                        ":/pytorch/scalelab_lr.py", ":/pytorch/scalelab_models.py",
-                                        ":/pytorch/train_ddp_main.py"};
+constexpr const char* script_parts[] = {
+    ":/pytorch/scalelab_order.py",  ":/pytorch/scalelab_data.py",  ":/pytorch/scalelab_lr.py",
+    ":/pytorch/scalelab_models.py", ":/pytorch/scalelab_optim.py", ":/pytorch/train_ddp_main.py"};
 
 QString resource_text(const QString& path) {
     QFile file(path);
@@ -44,19 +44,20 @@ QString script(const RunSpec& spec) {
     QString text =
         QStringLiteral(
             "#!/usr/bin/env python3\n"
-            "\"\"\"%1 on %2, %3 x batch %4: a ScaleLab experiment carried to PyTorch's "
-            "DistributedDataParallel\n"
-            "(scalelab-cli export pytorch). It reads experiment.json beside it, "
-            "visits the samples in ScaleLab's\n"
-            "order, normalises them as ScaleLab does and follows its learning-rate "
-            "rules, so that, started from\n"
-            "the same weights (--initial, from scalelab-cli train --save-initial), "
-            "its losses follow ScaleLab's.\n"
+            "\"\"\"%1 on %2, %3 x batch %4, in PyTorch DistributedDataParallel\n"
+            "\n"
+            "A ScaleLab experiment, written by scalelab-cli export pytorch. It reads "
+            "experiment.json beside\n"
+            "it, visits the samples in ScaleLab's order, feeds them as ScaleLab does, builds its "
+            "model and\n"
+            "optimizer and follows its learning-rate rules, so that, started from the same "
+            "weights (--initial,\n"
+            "from scalelab-cli train --save-initial), its losses follow ScaleLab's.\n"
             "Start it with ./launch.sh (this machine) or sbatch job.sbatch (a Slurm "
             "cluster); README.md.\n"
             "\"\"\"\n"
-            "import argparse\nimport bisect\nimport datetime\nimport gzip\nimport json\nimport "
-            "math\n"
+            "import argparse\nimport bisect\nimport contextlib\nimport datetime\nimport gzip\n"
+            "import json\nimport math\n"
             "import os\nimport sys\nimport time\n\nimport numpy as np\nimport torch\n"
             "import torch.distributed as dist\nfrom torch import nn\n")
             .arg(QString::fromStdString(spec.model), QString::fromStdString(spec.dataset))
@@ -65,6 +66,18 @@ QString script(const RunSpec& spec) {
     for (const char* part : script_parts)
         text += QStringLiteral("\n\n") + module_body(resource_text(QString::fromLatin1(part)));
     return text;
+}
+
+// The experiment's GPUs (its gpus field) as the processes' CUDA_VISIBLE_DEVICES: process r
+// takes the r-th of them. Nothing where it names none (the first GPUs) or runs on the CPU.
+QString visible_gpus(const RunSpec& spec) {
+    if (spec.device != DeviceKind::Gpu || spec.gpus.empty())
+        return {};
+    QStringList indices;
+    for (const int gpu : spec.gpus)
+        indices.append(QString::number(gpu));
+    return QStringLiteral("export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-%1}\n")
+        .arg(indices.join(QLatin1Char(',')));
 }
 
 QString launch_script(const RunSpec& spec) {
@@ -79,8 +92,10 @@ QString launch_script(const RunSpec& spec) {
                "set -euo pipefail\n"
                "cd \"$(dirname \"$0\")\"\n"
                "processes=${PROCESSES:-%1}\n"
+               "%2"
                "export MASTER_ADDR=${MASTER_ADDR:-127.0.0.1} MASTER_PORT=${MASTER_PORT:-29500} "
-               "WORLD_SIZE=$processes\n"
+               "WORLD_SIZE=$processes \\\n"
+               "    LOCAL_WORLD_SIZE=$processes\n"
                "pids=()\n"
                "for ((rank = 0; rank < processes; rank++)); do\n"
                "    RANK=$rank LOCAL_RANK=$rank \"${PYTHON:-python3}\" train_ddp.py \"$@\" &\n"
@@ -89,7 +104,8 @@ QString launch_script(const RunSpec& spec) {
                "status=0\n"
                "for pid in \"${pids[@]}\"; do wait \"$pid\" || status=$?; done\n"
                "exit $status\n")
-        .arg(spec.devices);
+        .arg(spec.devices)
+        .arg(visible_gpus(spec));
 }
 
 QString job_script(const RunSpec& spec) {
@@ -118,12 +134,25 @@ QString job_script(const RunSpec& spec) {
         .arg(gpus ? QStringLiteral("#SBATCH --gpus-per-node=%1\n").arg(spec.devices) : QString());
 }
 
+// What a reader of the folder should know the script does otherwise than ScaleLab: always the
+// measurements it leaves out, and the experiment's pytorch_export_warnings.
+QString differences(const RunSpec& spec) {
+    QString text = QStringLiteral(
+        "## What differs from ScaleLab\n\n"
+        "- The script measures loss, accuracy and images/s, not the gradient noise scale or the "
+        "time breakdown of a step.\n");
+    for (const QString& warning : pytorch_export_warnings(spec))
+        text += QStringLiteral("- %1\n").arg(warning);
+    return text;
+}
+
 QString readme(const RunSpec& spec) {
     return QStringLiteral(
                "# %1 on %2, carried to PyTorch\n\n"
                "Written by `scalelab-cli export pytorch`. Needs PyTorch 1.13 or newer and NumPy "
-               "(Debian 12: `apt install python3-torch python3-numpy`) and the dataset's IDX "
-               "files.\n\n"
+               "(Debian 12: `apt install python3-torch python3-numpy`) and the dataset's files "
+               "(none for the synthetic dataset, which the script generates as ScaleLab "
+               "does).\n\n"
                "```sh\n"
                "./launch.sh                                  # %3 processes on this machine\n"
                "./launch.sh --data DIR --metrics-out pytorch.jsonl --steps 100\n"
@@ -136,35 +165,38 @@ QString readme(const RunSpec& spec) {
                "./launch.sh --initial initial.npz --metrics-out pytorch.jsonl\n"
                "```\n\n"
                "`train_ddp.py --help` lists its flags; `experiment.json` is the experiment "
-               "(ScaleLab's JSON config).\n")
+               "(ScaleLab's JSON config).\n\n%4")
         .arg(QString::fromStdString(spec.model), QString::fromStdString(spec.dataset))
-        .arg(spec.devices);
+        .arg(spec.devices)
+        .arg(differences(spec));
 }
 
 }  // namespace
 
 QStringList pytorch_export_problems(const RunSpec& spec) {
     QStringList problems;
-    const auto refuse = [&](const char* field, const QString& why) {
-        problems.append(QStringLiteral("%1: %2").arg(QLatin1String(field), why));
-    };
-    if (spec.model != "mlp" && spec.model != "cnn")
-        refuse("model", QStringLiteral("the PyTorch export has mlp and cnn so far, not %1")
-                            .arg(QString::fromStdString(spec.model)));
-    if (spec.dataset != "fashion-mnist" && spec.dataset != "mnist")
-        refuse("dataset", QStringLiteral("the script reads the IDX files of fashion-mnist and "
-                                         "mnist, not %1")
-                              .arg(QString::fromStdString(spec.dataset)));
-    if (spec.augment != Augmentation::None)
-        refuse("augment", QStringLiteral("the script has no augmentation: set it to none"));
-    if (spec.optimizer != OptimizerKind::Sgd && spec.optimizer != OptimizerKind::AdamW)
-        refuse("optimizer", QStringLiteral("the script has sgd and adamw (torch.optim) so far"));
-    if (spec.accumulation != 1)
-        refuse("accumulation", QStringLiteral("the script takes one micro-batch per step: set "
-                                              "it to 1"));
-    if (spec.target_accuracy > 0)
-        refuse("target_accuracy", QStringLiteral("the script trains every epoch: set it to 0"));
+    if (spec.sync_bn && spec.device != DeviceKind::Gpu)
+        problems.append(QStringLiteral(
+            "sync_bn: PyTorch's SyncBatchNorm runs on GPUs only (NCCL), not between CPU "
+            "processes: turn sync_bn off or run on GPUs"));
     return problems;
+}
+
+QStringList pytorch_export_warnings(const RunSpec& spec) {
+    QStringList warnings;
+    if (!spec.overlap)
+        warnings.append(QStringLiteral(
+            "overlap: DDP always all-reduces each bucket while backward goes on; the script "
+            "cannot turn that off"));
+    if (spec.first_bucket_mb != RunSpec{}.first_bucket_mb)
+        warnings.append(QStringLiteral("first_bucket_mb: DDP's first bucket is fixed at 1 MiB; "
+                                       "the script keeps it, not %1 MiB")
+                            .arg(spec.first_bucket_mb));
+    if (spec.model == "wrn")
+        warnings.append(QStringLiteral(
+            "model: wrn's dropout draws PyTorch's own masks, so the two runs agree in "
+            "distribution, not step by step"));
+    return warnings;
 }
 
 bool write_pytorch_export(const RunSpec& spec, const QString& folder, QString* error) {

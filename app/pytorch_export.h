@@ -22,6 +22,10 @@ namespace scalelab {
 // empty when it can.
 QStringList pytorch_export_problems(const RunSpec& spec);
 
+// What the script carries differently from ScaleLab (the field, what PyTorch does instead);
+// the export goes ahead and its README.md lists them.
+QStringList pytorch_export_warnings(const RunSpec& spec);
+
 // Writes the five files into `folder` (made if missing), each whole or not at all. False with
 // `error` saying why (the problems above, or the file that could not be written).
 bool write_pytorch_export(const RunSpec& spec, const QString& folder, QString* error);

@@ -9,6 +9,8 @@
 #   scripts/compare_with_pytorch.sh allreduce   # bench allreduce --devices 2 against gloo
 #   scripts/compare_with_pytorch.sh accuracy    # time to 0.89 test accuracy, cnn, batch 128, 2 threads
 #   scripts/compare_with_pytorch.sh breakdown   # how well the per-device step-time breakdown adds up
+#   scripts/compare_with_pytorch.sh export      # against the experiment exported as a DDP script
+#                                               # (scripts/compare_export_throughput.py; --help)
 #
 # Needs: apt-get install -y python3-torch libopenblas0-openmp (the anchor's set-up).
 set -euo pipefail
@@ -47,6 +49,10 @@ allreduce)
     "$cli" bench allreduce --devices 2 --sizes 1M,4M,16M,64M
     "$anchor" allreduce --world 2 --sizes-mb 1 4 16 64
     ;;
+export)
+    shift
+    python3 scripts/compare_export_throughput.py --cli "$cli" "$@"
+    ;;
 accuracy)
     "$anchor" acc --model cnn --batch 128 --threads 2 --epochs 2
     "$cli" train --model cnn --batch 128 --threads 2 --epochs 2 --target-accuracy 0.89
@@ -67,7 +73,7 @@ PY
     rm -f "$out"
     ;;
 *)
-    echo "usage: $0 tput|ddp|allreduce|accuracy|breakdown" >&2
+    echo "usage: $0 tput|ddp|allreduce|export|accuracy|breakdown" >&2
     exit 2
     ;;
 esac

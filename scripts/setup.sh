@@ -8,7 +8,7 @@ packages=(
     qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite
     libdnnl-dev ocl-icd-opencl-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev
     openmpi-bin libopenmpi-dev
-    python3-numpy python3-torch
+    python3-numpy python3-torch python3-pyflakes
     dataset-fashion-mnist
     xvfb
     clang libclang-rt-dev libomp-dev lld

@@ -738,6 +738,12 @@ void MainWindow::exportAsPytorch(const RunSpec& spec,
     statusBar()->showMessage(
         tr("Wrote train_ddp.py, experiment.json, launch.sh, job.sbatch and README.md to %1")
             .arg(native(folder)));
+    if (const QStringList warnings = pytorch_export_warnings(spec); !warnings.isEmpty())
+        QMessageBox::information(
+            this, tr("What the PyTorch script does differently"),
+            tr("The script is written. README.md lists what it does otherwise than "
+               "ScaleLab:\n\n%1")
+                .arg(warnings.join(QStringLiteral("\n\n"))));
 }
 
 bool MainWindow::writePytorchExport(const QString& folder, QString* error) {

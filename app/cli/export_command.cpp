@@ -25,7 +25,8 @@ constexpr const char* export_usage =
     "Writes the experiment that the train flags describe (--config FILE, then the flags on top\n"
     "of it; 'scalelab-cli train --help' lists them) as a PyTorch DistributedDataParallel\n"
     "script in DIR: train_ddp.py, experiment.json, launch.sh (this machine), job.sbatch\n"
-    "(Slurm) and README.md. What PyTorch cannot carry yet is refused with the field named.\n"
+    "(Slurm) and README.md. What PyTorch cannot carry is refused with the field named; what\n"
+    "it carries differently is printed as a warning and listed in README.md.\n"
     "\n"
     "Example:\n"
     "  scalelab-cli export pytorch --config exp.json --out exp-pytorch\n";
@@ -76,6 +77,8 @@ int run_export_command(const std::vector<std::string>& args) {
         std::fprintf(stderr, "error: %s\n", error.toStdString().c_str());
         return exit_failed;
     }
+    for (const QString& warning : pytorch_export_warnings(parsed.options.spec))
+        std::fprintf(stderr, "warning: %s\n", warning.toStdString().c_str());
     fmt::print("wrote {}: train_ddp.py, experiment.json, launch.sh, job.sbatch, README.md\n",
                QDir::toNativeSeparators(QString::fromStdString(out)).toStdString());
     return exit_ok;

@@ -1,12 +1,14 @@
 # ---- the training run (DistributedDataParallel) ----
 
-DATASET_FOLDERS = {"fashion-mnist": "/usr/share/datasets/fashion-mnist",
-                   "mnist": "/usr/share/datasets/mnist"}
-SPEC_DEFAULTS = {**DEFAULTS, "model": "cnn", "dataset": "fashion-mnist", "data_dir": "",
-                 "train_subset": 0, "test_subset": 0, "device": "cpu", "bucket_mb": 25,
-                 "optimizer": "sgd", "momentum": 0.9, "nesterov": False, "weight_decay": 0.0,
-                 "decay_norm_and_bias": True, "label_smoothing": 0.0, "eps": 1e-8, "seed": 0,
-                 "threads": 1}
+# engine/data/load.cpp default_data_dir: only Fashion-MNIST has a Debian package.
+DEFAULT_DATA_FOLDERS = {"fashion-mnist": "/usr/share/datasets/fashion-mnist"}
+WARMUP_STEPS = 5  # the steps the steady images/s leaves out, as engine/train/trainer.cpp
+EVAL_BATCH = 500  # test images per forward pass: bounds evaluation's memory (wrn's is large)
+SPEC_DEFAULTS = {**DEFAULTS, **DATA_DEFAULTS, **MODEL_DEFAULTS, **OPTIMIZER_DEFAULTS,
+                 "model": "cnn", "data_dir": "", "device": "cpu", "bucket_mb": 25,
+                 "label_smoothing": 0.0, "threads": 1, "tf32": False, "deterministic": False,
+                 "collective_timeout_s": 300, "targets": [0.85, 0.9], "target_accuracy": 0.0,
+                 "patience": 1}
 
 
 def parse_arguments():
@@ -14,14 +16,16 @@ def parse_arguments():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default=os.path.join(here, "experiment.json"),
                         help="the experiment (ScaleLab's JSON config); default: beside this file")
-    parser.add_argument("--data", default="", help="the dataset's folder (IDX files)")
+    parser.add_argument("--data", default="",
+                        help="the dataset's folder (IDX files, or CIFAR-10's binary batches)")
     parser.add_argument("--initial", default="",
                         help="start from this state (scalelab-cli train --save-initial FILE)")
     parser.add_argument("--metrics-out", default="",
                         help="write ScaleLab's JSON lines (step, epoch and end rows) here")
     parser.add_argument("--steps", type=int, default=0, help="stop after this many steps")
-    parser.add_argument("--timeout-s", type=float, default=300,
-                        help="how long a collective waits for the other processes")
+    parser.add_argument("--timeout-s", type=float, default=0,
+                        help="how long a collective waits for the other processes; "
+                             "default: the experiment's collective_timeout_s")
     return parser.parse_args()
 
 
@@ -30,19 +34,34 @@ def require(condition, message):
         sys.exit(f"error: {message}")
 
 
-def make_optimizer(spec, model):
-    """SGD or AdamW as ScaleLab runs them; without decay on biases (and batch-norm scales and
-    shifts) when decay_norm_and_bias is false. The rate comes from the LambdaLR: base 1.0."""
-    decayed = [p for n, p in model.named_parameters()
-               if spec["decay_norm_and_bias"] or not n.endswith(".bias")]
-    kept = [p for n, p in model.named_parameters()
-            if not spec["decay_norm_and_bias"] and n.endswith(".bias")]
-    groups = [{"params": decayed, "weight_decay": spec["weight_decay"]},
-              {"params": kept, "weight_decay": 0.0}]
-    if spec["optimizer"] == "sgd":
-        return torch.optim.SGD(groups, lr=1.0, momentum=spec["momentum"],
-                               nesterov=spec["nesterov"])
-    return torch.optim.AdamW(groups, lr=1.0, eps=spec["eps"])
+def data_folder(spec, given):
+    """The dataset's folder: --data, else the experiment's data_dir, else the default one;
+    none for the synthetic dataset, which is generated."""
+    if spec["dataset"] == "synthetic":
+        return ""
+    folder = given or spec["data_dir"] or DEFAULT_DATA_FOLDERS.get(spec["dataset"], "")
+    require(folder, f"{spec['dataset']} has no default folder: give --data")
+    require(os.path.isdir(folder), f"no dataset folder {folder}: give --data")
+    return folder
+
+
+def training_device(spec, local_rank):
+    """This process's device: the CPU, or GPU `local_rank` of those CUDA_VISIBLE_DEVICES shows
+    (launch.sh sets it from the experiment's gpus), with the experiment's TF32 and
+    determinism settings."""
+    if spec["device"] != "gpu":
+        require(not spec["sync_bn"], "sync_bn: PyTorch's SyncBatchNorm runs on GPUs only; set "
+                                     "sync_bn to false in the experiment or run on GPUs")
+        return torch.device("cpu")
+    require(torch.cuda.is_available(), "the experiment runs on GPUs and PyTorch sees none: "
+                                       "set device to cpu in the experiment")
+    torch.cuda.set_device(local_rank)
+    torch.backends.cuda.matmul.allow_tf32 = spec["tf32"]
+    torch.backends.cudnn.allow_tf32 = spec["tf32"]
+    if spec["deterministic"]:
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.benchmark = False
+    return torch.device("cuda", local_rank)
 
 
 class Metrics:
@@ -62,22 +81,54 @@ class Metrics:
 
 
 def global_sums(*values):
+    """The sums over every process of a few numbers (float64, on the CPU: gloo and NCCL alike
+    take them there in this script's group)."""
     sums = torch.tensor(values, dtype=torch.float64)
+    if dist.get_backend() == "nccl":
+        sums = sums.cuda()
     dist.all_reduce(sums)
     return sums.tolist()
 
 
-def evaluate(model, inputs, labels, rank, world):
-    """Loss and accuracy over the test set, each rank a shard (r, r + world, ...)."""
+def evaluate(model, inputs, labels, device):
+    """Loss and accuracy over the test set, each rank a shard (r, r + world, ...) taken
+    EVAL_BATCH images at a time, with the batch norms' running statistics averaged over the
+    processes first, as ScaleLab does."""
+    rank, world = dist.get_rank(), dist.get_world_size()
+    average_running_statistics(model)
     model.eval()
+    loss = correct = 0.0
     with torch.no_grad():
-        x, y = inputs[rank::world], labels[rank::world]
-        out = model(x)
-        loss = torch.nn.functional.cross_entropy(out, y, reduction="sum").item()
-        correct = (out.argmax(1) == y).sum().item()
+        for x, y in zip(inputs[rank::world].split(EVAL_BATCH),
+                        labels[rank::world].split(EVAL_BATCH)):
+            x, y = x.to(device), y.to(device)
+            out = model(x)
+            loss += nn.functional.cross_entropy(out, y, reduction="sum").item()
+            correct += (out.argmax(1) == y).sum().item()
     model.train()
-    loss, correct, count = global_sums(loss, correct, len(y))
+    loss, correct, count = global_sums(loss, correct, len(labels[rank::world]))
     return loss / count, correct / count
+
+
+class Targets:
+    """The first epoch at which validation accuracy reached each of the experiment's targets
+    (ScaleLab's marks), and its early stop: accuracy at or above target_accuracy for
+    `patience` epochs in a row."""
+
+    def __init__(self, spec):
+        self.marks, self.reached = spec["targets"], []
+        self.stop_at, self.patience, self.held = spec["target_accuracy"], spec["patience"], 0
+
+    def new_crossings(self, accuracy, seconds, step, epoch, images):
+        done = {r["target"] for r in self.reached}
+        new = [{"target": t, "seconds": seconds, "step": step, "epoch": epoch, "images": images}
+               for t in self.marks if t not in done and accuracy >= t]
+        self.reached += new
+        return new
+
+    def stop(self, accuracy):
+        self.held = self.held + 1 if accuracy >= self.stop_at else 0
+        return self.stop_at > 0 and self.held >= self.patience
 
 
 def main():
@@ -87,78 +138,129 @@ def main():
     with open(args.experiment) as f:
         experiment = json.load(f)
     spec = {**SPEC_DEFAULTS, **experiment}
-    folder = args.data or spec["data_dir"] or DATASET_FOLDERS[spec["dataset"]]
-    require(os.path.isdir(folder), f"no dataset folder {folder}: give --data")
-    torch.set_num_threads(max(1, spec["threads"]))
-    dist.init_process_group("nccl" if spec["device"] == "gpu" else "gloo",
-                            timeout=datetime.timedelta(seconds=args.timeout_s))
+    folder = data_folder(spec, args.data)
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    device = training_device(spec, local_rank)
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                            timeout=datetime.timedelta(
+                                seconds=args.timeout_s or spec["collective_timeout_s"]))
     rank, world = dist.get_rank(), dist.get_world_size()
+    # threads 0: the cores shared among this machine's processes, as ScaleLab shares them.
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
+    torch.set_num_threads(spec["threads"] or max(1, len(os.sched_getaffinity(0)) // local_world))
 
-    images, labels = read_idx_set(folder, "train", spec["train_subset"])
-    test_images, test_labels = read_idx_set(folder, "t10k", spec["test_subset"])
+    images, labels = load_dataset(spec, folder, "train")
+    test_images, test_labels = load_dataset(spec, folder, "test")
     statistics = channel_statistics(images)
-    inputs, targets = torch.from_numpy(normalise(images, statistics)), torch.from_numpy(labels)
+    targets = torch.from_numpy(labels)
     test_inputs = torch.from_numpy(normalise(test_images, statistics))
     test_targets = torch.from_numpy(test_labels)
+    # Without augmentation every epoch feeds the same inputs: normalised once.
+    fixed_inputs = torch.from_numpy(normalise(images, statistics)) \
+        if spec["augment"] == "none" else None
 
-    model = build(spec["model"], images.shape[1], images.shape[2])
+    def inputs_of(samples, epoch):
+        if fixed_inputs is not None:
+            return fixed_inputs[samples]
+        return torch.from_numpy(training_inputs(images, statistics, samples, spec, epoch - 1, rank))
+
+    model = build(spec["model"], images.shape[1], images.shape[2], options=spec)
     if args.initial:
         model.load_state_dict(load_initial_state(args.initial), strict=True)
-    ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=spec["bucket_mb"])
+    if spec["sync_bn"]:
+        model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    model.to(device)
+    # broadcast_buffers=False: each process keeps its own running statistics, as ScaleLab's
+    # devices do, and evaluate() averages them (DDP's default copies rank 0's at every forward).
+    ddp = nn.parallel.DistributedDataParallel(
+        model, device_ids=[local_rank] if device.type == "cuda" else None,
+        bucket_cap_mb=spec["bucket_mb"], broadcast_buffers=False)
+    # A step is `accumulation` micro-batches of `batch` samples per process, or what is left
+    # at the epoch's end; engine/train/trainer.cpp counts the steps so.
     per_rank = len(labels) // world
-    steps_per_epoch = -(-per_rank // spec["batch"])
+    step_samples = spec["batch"] * spec["accumulation"]
+    steps_per_epoch = -(-per_rank // step_samples)
     optimizer = make_optimizer(spec, model)
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, LearningRate(spec, world, steps_per_epoch))
-    loss_of = nn.CrossEntropyLoss(label_smoothing=spec["label_smoothing"])
+    loss_sum_of = nn.CrossEntropyLoss(reduction="sum", label_smoothing=spec["label_smoothing"])
     metrics = Metrics(args.metrics_out if rank == 0 else "")
-    metrics.row(type="start", devices=world, threads_per_device=spec["threads"], cores=world,
-                global_batch=world * spec["batch"], steps_per_epoch=steps_per_epoch,
+    metrics.row(type="start", devices=world, threads_per_device=torch.get_num_threads(),
+                cores=len(os.sched_getaffinity(0)), global_batch=world * step_samples,
+                steps_per_epoch=steps_per_epoch,
                 parameters=sum(p.numel() for p in model.parameters()), warnings=[],
                 experiment={**experiment, "devices": world}, engine="pytorch",
                 machine=os.uname().nodename)
 
-    step, started = 0, time.perf_counter()
+    marks = Targets(spec)
+    step, trained_seconds, images_seen, steady = 0, 0.0, 0.0, [0.0, 0.0]
+    end = {"status": "finished", "message": f"trained {spec['epochs']} epochs"}
     for epoch in range(1, spec["epochs"] + 1):
         order = torch.tensor(epoch_indices(len(labels), spec["seed"], world, rank, epoch - 1))
-        epoch_loss = epoch_correct = epoch_count = 0.0
+        epoch_loss = epoch_correct = epoch_count = epoch_seconds = 0.0
         for k in range(steps_per_epoch):
             begin = time.perf_counter()
-            batch = order[k * spec["batch"]:(k + 1) * spec["batch"]]
-            out = ddp(inputs[batch])
-            loss = loss_of(out, targets[batch])
-            optimizer.zero_grad()
-            loss.backward()
+            samples = order[k * step_samples:(k + 1) * step_samples]
+            micro_batches = samples.split(spec["batch"])
             lr = optimizer.param_groups[0]["lr"]
+            optimizer.zero_grad()
+            loss_sum = correct = 0.0
+            for i, micro in enumerate(micro_batches):
+                y = targets[micro].to(device)
+                # Only the last micro-batch's backward all-reduces: the others' gradients
+                # accumulate locally (DDP's no_sync), as ScaleLab's accumulation does.
+                with ddp.no_sync() if i + 1 < len(micro_batches) else contextlib.nullcontext():
+                    out = ddp(inputs_of(micro, epoch).to(device))
+                    loss = loss_sum_of(out, y)
+                    # The step's gradient is the mean over the process's samples of the step:
+                    # each micro-batch's sum divided by them all.
+                    (loss / len(samples)).backward()
+                loss_sum += loss.item()
+                correct += (out.argmax(1) == y).sum().item()
+            # The step's loss and accuracy over every process's samples, as ScaleLab's rows
+            # have them: one small all-reduce per step.
+            loss_sum, correct, count = global_sums(loss_sum, correct, len(samples))
+            step += 1
+            if not math.isfinite(loss_sum):
+                end = {"status": "diverged",
+                       "message": f"the loss became {loss_sum / count} at step {step} (epoch "
+                                  f"{epoch}, lr {lr}): lower the learning rate or add warm-up"}
+                break
             optimizer.step()
             schedule.step()
-            correct = (out.argmax(1) == targets[batch]).sum().item()
-            # The step's loss and accuracy over every device's batch, as ScaleLab's rows have
-            # them: one small all-reduce per step.
-            loss_sum, correct, count = global_sums(loss.item() * len(batch), correct, len(batch))
-            step += 1
-            epoch_loss, epoch_correct, epoch_count = (epoch_loss + loss_sum,
-                                                      epoch_correct + correct, epoch_count + count)
             seconds = time.perf_counter() - begin
+            epoch_loss, epoch_correct = epoch_loss + loss_sum, epoch_correct + correct
+            epoch_count, epoch_seconds = epoch_count + count, epoch_seconds + seconds
+            if step > WARMUP_STEPS:
+                steady = [steady[0] + count, steady[1] + seconds]
             metrics.row(type="step", step=step, epoch=epoch, loss=loss_sum / count,
                         accuracy=correct / count, lr=lr, images_per_s=count / seconds,
                         seconds=seconds, noise_scale=None, devices=[])
             if args.steps and step >= args.steps:
+                end = {"status": "finished", "message": f"stopped after {step} steps (--steps)"}
                 break
-        val_loss, val_accuracy = evaluate(model, test_inputs, test_targets, rank, world)
+        if end["status"] == "diverged":
+            break
+        trained_seconds, images_seen = trained_seconds + epoch_seconds, images_seen + epoch_count
+        val_loss, val_accuracy = evaluate(model, test_inputs, test_targets, device)
         metrics.row(type="epoch", step=step, epoch=epoch, loss=epoch_loss / epoch_count,
                     accuracy=epoch_correct / epoch_count, lr=lr,
-                    images_per_s=epoch_count / (time.perf_counter() - started),
+                    images_per_s=epoch_count / epoch_seconds,
                     train_loss=epoch_loss / epoch_count,
                     train_accuracy=epoch_correct / epoch_count, val_loss=val_loss,
-                    val_accuracy=val_accuracy, epoch_seconds=time.perf_counter() - started,
-                    steady_images_per_s=None, other_programs_share=None, reached=[])
+                    val_accuracy=val_accuracy, epoch_seconds=epoch_seconds,
+                    steady_images_per_s=steady[0] / steady[1] if steady[1] > 0 else None,
+                    other_programs_share=None,
+                    reached=marks.new_crossings(val_accuracy, trained_seconds, step, epoch,
+                                                images_seen))
+        if marks.stop(val_accuracy):
+            end = {"status": "reached_target",
+                   "message": f"validation accuracy reached {spec['target_accuracy']} for "
+                              f"{spec['patience']} consecutive epoch(s) at epoch {epoch}"}
+            break
         if args.steps and step >= args.steps:
             break
-    stopped = bool(args.steps) and step >= args.steps
-    metrics.row(type="end", status="finished",
-                message=f"stopped after {step} steps (--steps)" if stopped
-                else f"trained {epoch} epochs", step=step, epoch=epoch, targets=[])
+    metrics.row(type="end", **end, step=step, epoch=epoch, targets=marks.reached)
     metrics.close()
     # PyTorch 1.13 can hang at exit when DDP's reducer is the last owner of the process group:
     # its destructor joins gloo's threads while holding the GIL one of them waits for. So DDP
@@ -168,7 +270,7 @@ def main():
     dist.barrier()
     dist.destroy_process_group()
     sys.stdout.flush()
-    os._exit(0)
+    os._exit(3 if end["status"] == "diverged" else 0)  # scalelab-cli's exit codes
 
 
 if __name__ == "__main__":

@@ -165,9 +165,10 @@ class TestCli : public QObject {
             << QStringList{"train", "--dataset", "synthetic", "--metrics-out",
                            "/etc/passwd/dir/m.jsonl"}
             << "/etc/passwd/dir/m.jsonl";
-        QTest::newRow("export of a model PyTorch lacks here")
-            << QStringList{"export", "pytorch", "--model", "resnet8", "--out", "/tmp/x"}
-            << "model: the PyTorch export has mlp and cnn so far";
+        QTest::newRow("export of sync BN between CPU processes")
+            << QStringList{"export",    "pytorch", "--model", "resnet8",
+                           "--sync-bn", "--out",   "/tmp/x"}
+            << "sync_bn: PyTorch's SyncBatchNorm runs on GPUs only";
         QTest::newRow("export without a folder")
             << QStringList{"export", "pytorch", "--model", "cnn"} << "--out DIR";
         QTest::newRow("unwritable initial state")

@@ -39,12 +39,15 @@ class TestPytorchExportAction : public QObject {
 
         // What the script cannot carry is named, and nothing is written.
         spec.model = "resnet20";
+        spec.sync_bn = true;
         window.form().setSpec(spec);
         QVERIFY(!window.writePytorchExport(folder.filePath("resnet-pytorch"), &error));
-        QVERIFY2(error.startsWith("model: the PyTorch export has mlp and cnn"), qPrintable(error));
+        QVERIFY2(error.startsWith("sync_bn: PyTorch's SyncBatchNorm runs on GPUs only"),
+                 qPrintable(error));
         QVERIFY(!QDir(folder.filePath("resnet-pytorch")).exists());
         // A form with a problem writes nothing either.
         spec.model = "cnn";
+        spec.sync_bn = false;
         spec.epochs = 0;
         window.form().setSpec(spec);
         QVERIFY(!window.writePytorchExport(folder.filePath("bad"), &error));
