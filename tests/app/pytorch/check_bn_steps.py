@@ -38,25 +38,17 @@ ScaleLab's per-device run against PyTorch's statistics over the global batch dif
 at step 1, ghost batches of 8 against 16 by 3e-3.
 Usage: check_bn_steps.py SCALELAB_CLI RESOURCES_PYTORCH_DIR DATA_FOLDER [--sensitivity]"""
 import functools
-import json
 import math
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
-try:
-    import numpy as np  # noqa: F401 (scalelab_data and scalelab_models import it)
-    import torch
-except ImportError as missing:
-    print(f"skipped: {missing.name} is not installed for {sys.executable} "
-          "(apt install python3-numpy python3-torch)")
-    sys.exit(0)
+from pytorch_checks import arguments, fail, relative, scalelab_run, skip_without, step_rows
 
-CLI, RESOURCES, DATA = sys.argv[1:4]
-SENSITIVITY = "--sensitivity" in sys.argv[4:]
-sys.path.insert(0, RESOURCES)
+skip_without("numpy", "torch")
+import torch  # noqa: E402
+
+CLI, DATA, SENSITIVITY = arguments()
 from scalelab_data import channel_statistics, normalise, read_idx_set  # noqa: E402
 from scalelab_lr import LearningRate  # noqa: E402
 from scalelab_models import build, load_initial_state  # noqa: E402
@@ -87,26 +79,15 @@ test_targets = torch.from_numpy(test_labels)
 cross_entropy = torch.nn.functional.cross_entropy
 
 
-def fail(message):
-    sys.exit(f"FAIL: {message}")
-
-
-def scalelab_run(folder, name, flags, lr):
+def scalelab_steps(folder, name, flags, lr):
     """The run's initial state file, its step rows and its first epoch row."""
-    stem = os.path.join(folder, f"{name.replace(' ', '-')}-{lr:g}")
-    initial, metrics = stem + ".npz", stem + ".jsonl"
-    run = subprocess.run(
-        [CLI, "train", "--dataset", "fashion-mnist", "--data", DATA, "--model", MODEL,
-         "--train-subset", str(SUBSET), "--test-subset", str(TEST_SUBSET), "--batch", str(BATCH),
-         "--devices", str(DEVICES), "--threads", "1", "--epochs", str(EPOCHS), "--seed",
-         str(SEED), "--lr", f"{lr:g}", "--momentum", str(MOMENTUM), "--no-store",
-         "--save-initial", initial, "--metrics-out", metrics, *flags],
-        capture_output=True, text=True)
-    if run.returncode != 0:
-        fail(f"{name}: scalelab-cli exited {run.returncode}:\n{run.stdout}{run.stderr}")
-    with open(metrics) as lines:
-        rows = [json.loads(line) for line in lines]
-    steps = [row for row in rows if row["type"] == "step"][:STEPS]
+    initial, rows = scalelab_run(
+        CLI, ["--dataset", "fashion-mnist", "--data", DATA, "--model", MODEL, "--train-subset",
+              str(SUBSET), "--test-subset", str(TEST_SUBSET), "--batch", str(BATCH),
+              "--devices", str(DEVICES), "--threads", "1", "--epochs", str(EPOCHS), "--seed",
+              str(SEED), "--lr", f"{lr:g}", "--momentum", str(MOMENTUM), *flags],
+        os.path.join(folder, f"{name.replace(' ', '-')}-{lr:g}"))
+    steps = step_rows(rows)[:STEPS]
     if len(steps) != STEPS:
         fail(f"{name}: {len(steps)} step rows, not {STEPS}")
     return initial, steps, next(row for row in rows if row["type"] == "epoch")
@@ -223,12 +204,8 @@ def pytorch_run(initial, options, synchronised, lr_value, scale=1.0):
     return losses, validation
 
 
-def relative(a, b):
-    return [abs(x - y) / abs(y) for x, y in zip(a, b)]
-
-
 def check_training(folder, name, flags, options, synchronised):
-    initial, rows, _ = scalelab_run(folder, name, flags, TRAINING_LR)
+    initial, rows, _ = scalelab_steps(folder, name, flags, TRAINING_LR)
     check_initialisation(name, initial, options)
     losses, _ = pytorch_run(initial, options, synchronised, TRAINING_LR)
     differences = relative(losses, [row["loss"] for row in rows])
@@ -249,7 +226,7 @@ def check_training(folder, name, flags, options, synchronised):
 
 
 def check_frozen(folder, name, flags, options, synchronised):
-    initial, rows, epoch_row = scalelab_run(folder, name, flags, FROZEN_LR)
+    initial, rows, epoch_row = scalelab_steps(folder, name, flags, FROZEN_LR)
     losses, validation = pytorch_run(initial, options, synchronised, FROZEN_LR)
     differences = relative(losses, [row["loss"] for row in rows])
     for step, difference in enumerate(differences):

@@ -15,13 +15,9 @@ import subprocess
 import sys
 import tempfile
 
-try:
-    import numpy  # noqa: F401
-    import torch  # noqa: F401
-except ImportError as missing:
-    print(f"skipped: {missing.name} is not installed for {sys.executable} "
-          "(apt install python3-numpy python3-torch)")
-    sys.exit(0)
+from pytorch_checks import fail, relative, skip_without, step_rows
+
+skip_without("numpy", "torch")
 
 CLI, PYTHON, DATA = sys.argv[1:4]
 COMMON = ["--devices", "2", "--epochs", "1", "--seed", "3", "--threads", "1"]
@@ -63,9 +59,9 @@ def run(command, cwd, env=None):
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         output, _ = process.communicate()
-        sys.exit(f"FAIL: {' '.join(command)} did not end within 180 s:\n{output}")
+        fail(f"{' '.join(command)} did not end within 180 s:\n{output}")
     if process.returncode != 0:
-        sys.exit(f"FAIL: {' '.join(command)} exited {process.returncode}:\n{output}")
+        fail(f"{' '.join(command)} exited {process.returncode}:\n{output}")
     return output
 
 
@@ -82,22 +78,16 @@ def rows_of(path):
         return [json.loads(line) for line in lines]
 
 
-def steps_of(rows):
-    return [row for row in rows if row["type"] == "step"]
-
-
 def compare(name, scalelab, pytorch, limits):
     """The largest relative step-loss difference; a step past its limit, or at another
     learning rate, fails the case."""
-    largest = 0.0
-    for mine, theirs in zip(scalelab, pytorch):
-        difference = abs(mine["loss"] - theirs["loss"]) / abs(mine["loss"])
-        largest = max(largest, difference)
+    differences = relative([row["loss"] for row in pytorch], [row["loss"] for row in scalelab])
+    for mine, theirs, difference in zip(scalelab, pytorch, differences):
         held = mine["step"] <= len(limits)
         if (held and difference > limits[mine["step"] - 1]) or mine["lr"] != theirs["lr"]:
-            sys.exit(f"FAIL: {name}: step {mine['step']}: ScaleLab loss {mine['loss']} at lr "
-                     f"{mine['lr']}, PyTorch {theirs['loss']} at lr {theirs['lr']}")
-    return largest
+            fail(f"{name}: step {mine['step']}: ScaleLab loss {mine['loss']} at lr "
+                 f"{mine['lr']}, PyTorch {theirs['loss']} at lr {theirs['lr']}")
+    return max(differences)
 
 
 def check_import(name, folder, pytorch_steps):
@@ -107,13 +97,13 @@ def check_import(name, folder, pytorch_steps):
     run([CLI, "runs", "import", "pytorch.jsonl", "--store", store], folder)
     shown = run([CLI, "runs", "show", "1", "--store", store], folder)
     if "tags:           pytorch" not in shown:
-        sys.exit(f"FAIL: {name}: the imported run is not tagged pytorch:\n{shown}")
+        fail(f"{name}: the imported run is not tagged pytorch:\n{shown}")
     run([CLI, "runs", "export", "1", "-o", "curves.csv", "--csv", "--store", store], folder)
     with open(os.path.join(folder, "curves.csv")) as table:
         curve = [float(row["value"]) for row in csv.DictReader(table)
                  if row["metric"] == "train_loss"]
     if curve != [row["loss"] for row in pytorch_steps]:
-        sys.exit(f"FAIL: {name}: the imported curve {curve[:3]}... is not the file's")
+        fail(f"{name}: the imported curve {curve[:3]}... is not the file's")
 
 
 def check_case(root, index, name, flags, steps, limits):
@@ -127,10 +117,10 @@ def check_case(root, index, name, flags, steps, limits):
          "--steps", str(steps), "--timeout-s", "60"], out, env)
     rows = rows_of(os.path.join(out, "pytorch.jsonl"))
     if [row["type"] for row in rows] != ["start"] + ["step"] * steps + ["epoch", "end"]:
-        sys.exit(f"FAIL: {name}: the script's rows are {[row['type'] for row in rows]}")
-    scalelab = steps_of(rows_of(os.path.join(out, "scalelab.jsonl")))
-    largest = compare(name, scalelab, steps_of(rows), limits)
-    check_import(name, out, steps_of(rows))
+        fail(f"{name}: the script's rows are {[row['type'] for row in rows]}")
+    scalelab = step_rows(rows_of(os.path.join(out, "scalelab.jsonl")))
+    largest = compare(name, scalelab, step_rows(rows), limits)
+    check_import(name, out, step_rows(rows))
     return (f"{name}: {steps} steps, largest relative difference {largest:.1e}"
             + (f" (held to {max(limits):g} over {len(limits)})" if limits else " (trains only)"))
 

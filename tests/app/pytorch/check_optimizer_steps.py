@@ -12,22 +12,15 @@ an exclusion missed). Usage: check_optimizer_steps.py SCALELAB_CLI RESOURCES_PYT
 DATA_FOLDER [--sensitivity]"""
 import json
 import os
-import subprocess
-import sys
 import tempfile
 import time
 
-try:
-    import numpy  # noqa: F401  (scalelab_data reads the files with it)
-    import torch
-except ImportError as missing:
-    print(f"skipped: {missing.name} is not installed for {sys.executable} "
-          "(apt install python3-numpy python3-torch)")
-    sys.exit(0)
+from pytorch_checks import arguments, fail, relative, scalelab_run, skip_without, step_rows
 
-CLI, RESOURCES, DATA = sys.argv[1:4]
-SENSITIVITY = "--sensitivity" in sys.argv[4:]
-sys.path.insert(0, RESOURCES)
+skip_without("numpy", "torch")
+import torch  # noqa: E402
+
+CLI, DATA, SENSITIVITY = arguments()
 from scalelab_data import channel_statistics, normalise, read_idx_set  # noqa: E402
 from scalelab_lr import LearningRate  # noqa: E402
 from scalelab_models import build, load_initial_state  # noqa: E402
@@ -75,20 +68,13 @@ inputs, targets = torch.from_numpy(normalise(images, channel_statistics(images))
 FIRST_EPOCH = epoch_indices(SUBSET, SEED, 1, 0, 0)
 
 
-def scalelab_run(folder, case, spec):
+def scalelab_steps(folder, case, spec):
     """The run's initial state file and its first STEPS step rows."""
-    config, initial, metrics = (os.path.join(folder, case.replace(", ", "-") + suffix)
-                                for suffix in (".json", ".npz", ".jsonl"))
-    with open(config, "w") as out:
+    stem = os.path.join(folder, case.replace(", ", "-"))
+    with open(stem + ".json", "w") as out:
         json.dump(spec, out)
-    run = subprocess.run([CLI, "train", "--config", config, "--data", DATA, "--no-store",
-                          "--save-initial", initial, "--metrics-out", metrics],
-                         capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(f"FAIL: {case} exited {run.returncode}:\n{run.stdout}{run.stderr}")
-    with open(metrics) as lines:
-        rows = [json.loads(line) for line in lines]
-    return initial, [row for row in rows if row["type"] == "step"][:STEPS]
+    initial, rows = scalelab_run(CLI, ["--config", stem + ".json", "--data", DATA], stem)
+    return initial, step_rows(rows)[:STEPS]
 
 
 def global_batch(step):
@@ -122,28 +108,24 @@ def pytorch_run(spec, initial, scale=1.0):
     return losses, rates
 
 
-def relative(a, b):
-    return [abs(x - y) / abs(y) for x, y in zip(a, b)]
-
-
 started = time.perf_counter()
 worst = 0.0
 with tempfile.TemporaryDirectory() as folder:
     for name, model, optimizer in CASES:
         case, spec = f"{name}, {model}", {**BASE, "model": model, **optimizer}
-        initial, rows = scalelab_run(folder, case, spec)
+        initial, rows = scalelab_steps(folder, case, spec)
         if len(rows) != STEPS:
-            sys.exit(f"FAIL: {case}: {len(rows)} step rows, not {STEPS}")
+            fail(f"{case}: {len(rows)} step rows, not {STEPS}")
         losses, rates = pytorch_run(spec, initial)
         for step, (row, rate) in enumerate(zip(rows, rates)):
             if abs(row["lr"] - rate) > 1e-12 * abs(rate):
-                sys.exit(f"FAIL: {case}: step {step + 1} at lr {row['lr']!r} in ScaleLab, "
-                         f"{rate!r} in PyTorch")
+                fail(f"{case}: step {step + 1} at lr {row['lr']!r} in ScaleLab, "
+                     f"{rate!r} in PyTorch")
         differences = relative(losses, [row["loss"] for row in rows])
         for step, difference in enumerate(differences):
             if difference > LIMIT:
-                sys.exit(f"FAIL: {case}: step {step + 1} loss {rows[step]['loss']:.7f} "
-                         f"in ScaleLab, {losses[step]:.7f} in PyTorch ({difference:.1e})")
+                fail(f"{case}: step {step + 1} loss {rows[step]['loss']:.7f} "
+                     f"in ScaleLab, {losses[step]:.7f} in PyTorch ({difference:.1e})")
         worst = max(worst, max(differences))
         line = (f"{case}, {DEVICES} devices x batch {BATCH}, lr {optimizer['lr']:g}: "
                 f"largest relative difference {max(differences):.1e} in {STEPS} steps (loss "

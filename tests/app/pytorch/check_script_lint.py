@@ -7,15 +7,14 @@ Usage: check_script_lint.py SCALELAB_CLI RESOURCES_PYTORCH_DIR"""
 import ast
 import collections
 import glob
+import importlib.util
 import os
 import py_compile
 import subprocess
 import sys
 import tempfile
 
-try:
-    import pyflakes  # noqa: F401
-except ImportError:
+if importlib.util.find_spec("pyflakes") is None:
     print(f"skipped: pyflakes is not installed for {sys.executable} (apt install python3-pyflakes)")
     sys.exit(0)
 

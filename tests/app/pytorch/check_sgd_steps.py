@@ -2,29 +2,22 @@
 of resources/pytorch/scalelab_models.py loaded from `train --save-initial`, each step's batch
 taken in ScaleLab's order (scalelab_order.py) from the same Fashion-MNIST files, normalised as
 ScaleLab does (scalelab_data.py), and torch.optim.SGD with ScaleLab's momentum at ScaleLab's
-learning rate (scalelab_lr.py, checked against the rows' rates). The first step's loss checks the forward pass (architecture, names,
-layouts, inputs, order); the later ones the gradients, their average over the devices and the
-update. Prints each case's largest relative difference; with --sensitivity also PyTorch's
-against itself with every initial weight scaled by 1 + 1e-7 (what float32 noise alone does).
+learning rate (scalelab_lr.py, checked against the rows' rates). The first step's loss checks
+the forward pass (architecture, names, layouts, inputs, order); the later ones the gradients,
+their average over the devices and the update. Prints each case's largest relative difference;
+with --sensitivity also PyTorch's against itself with every initial weight scaled by 1 + 1e-7
+(what float32 noise alone does).
 Usage: check_sgd_steps.py SCALELAB_CLI RESOURCES_PYTORCH_DIR DATA_FOLDER [--sensitivity]"""
 import functools
-import json
 import os
-import subprocess
-import sys
 import tempfile
 
-try:
-    import numpy as np
-    import torch
-except ImportError as missing:
-    print(f"skipped: {missing.name} is not installed for {sys.executable} "
-          "(apt install python3-numpy python3-torch)")
-    sys.exit(0)
+from pytorch_checks import arguments, fail, relative, scalelab_run, skip_without, step_rows
 
-CLI, RESOURCES, DATA = sys.argv[1:4]
-SENSITIVITY = "--sensitivity" in sys.argv[4:]
-sys.path.insert(0, RESOURCES)
+skip_without("numpy", "torch")
+import torch  # noqa: E402
+
+CLI, DATA, SENSITIVITY = arguments()
 from scalelab_data import channel_statistics, normalise, read_idx_set  # noqa: E402
 from scalelab_lr import LearningRate  # noqa: E402
 from scalelab_models import build, load_initial_state  # noqa: E402
@@ -54,23 +47,15 @@ def epochs_for(devices, batch):
     return -(-STEPS // (SUBSET // (devices * batch)))
 
 
-def scalelab_run(folder, model, devices, batch):
-    """The run's initial state file and its step rows."""
-    initial = os.path.join(folder, f"{model}{devices}.npz")
-    metrics = os.path.join(folder, f"{model}{devices}.jsonl")
-    run = subprocess.run(
-        [CLI, "train", "--dataset", "fashion-mnist", "--data", DATA, "--model", model,
-         "--train-subset", str(SUBSET), "--batch", str(batch), "--devices", str(devices),
-         "--threads", "1", "--epochs", str(epochs_for(devices, batch)), "--seed", str(SEED),
-         "--momentum", str(MOMENTUM), "--no-store", "--save-initial", initial,
-         "--metrics-out", metrics],
-        capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(f"FAIL: {model} on {devices} devices exited {run.returncode}:\n"
-                 f"{run.stdout}{run.stderr}")
-    with open(metrics) as lines:
-        rows = [json.loads(line) for line in lines]
-    return initial, [row for row in rows if row["type"] == "step"][:STEPS]
+def scalelab_steps(folder, model, devices, batch):
+    """The run's initial state file and its first STEPS step rows."""
+    initial, rows = scalelab_run(
+        CLI, ["--dataset", "fashion-mnist", "--data", DATA, "--model", model, "--train-subset",
+              str(SUBSET), "--batch", str(batch), "--devices", str(devices), "--threads", "1",
+              "--epochs", str(epochs_for(devices, batch)), "--seed", str(SEED), "--momentum",
+              str(MOMENTUM)],
+        os.path.join(folder, f"{model}{devices}"))
+    return initial, step_rows(rows)[:STEPS]
 
 
 def global_batch(step, devices, batch):
@@ -99,7 +84,9 @@ def pytorch_losses(model, initial, rows, devices, batch, scale=1.0):
                       SUBSET // (devices * batch))
     sgd = torch.optim.SGD(net.parameters(), lr=lr(0), momentum=MOMENTUM)
     losses = []
-    for step in range(len(rows)):
+    for step, row in enumerate(rows):
+        if abs(row["lr"] - lr(step)) > 1e-12 * lr(step):
+            fail(f"{model}: step {step + 1} at lr {row['lr']!r} in ScaleLab, {lr(step)!r} here")
         for group in sgd.param_groups:
             group["lr"] = lr(step)
         order = global_batch(step, devices, batch)
@@ -111,23 +98,19 @@ def pytorch_losses(model, initial, rows, devices, batch, scale=1.0):
     return losses
 
 
-def relative(a, b):
-    return [abs(x - y) / abs(y) for x, y in zip(a, b)]
-
-
 worst = 0.0
 with tempfile.TemporaryDirectory() as folder:
     for model, devices, batch, held in CASES:
-        initial, rows = scalelab_run(folder, model, devices, batch)
+        initial, rows = scalelab_steps(folder, model, devices, batch)
         if len(rows) != STEPS:
-            sys.exit(f"FAIL: {model}: {len(rows)} step rows, not {STEPS}")
+            fail(f"{model}: {len(rows)} step rows, not {STEPS}")
         losses = pytorch_losses(model, initial, rows, devices, batch)
         differences = relative(losses, [row["loss"] for row in rows])
         for step in range(held):
             if differences[step] > LIMIT:
-                sys.exit(f"FAIL: {model}, {devices} x {batch}: step {step + 1} loss "
-                         f"{rows[step]['loss']:.7f} in ScaleLab, {losses[step]:.7f} in PyTorch "
-                         f"({differences[step]:.1e})")
+                fail(f"{model}, {devices} x {batch}: step {step + 1} loss "
+                     f"{rows[step]['loss']:.7f} in ScaleLab, {losses[step]:.7f} in PyTorch "
+                     f"({differences[step]:.1e})")
         largest_held = max(differences[:held])
         worst = max(worst, largest_held)
         line = (f"{model}, {devices} device(s) x batch {batch}, SGD momentum {MOMENTUM}: largest "
