@@ -16,4 +16,18 @@ data::DatasetRequest dataset_request(const RunSpec& spec) {
     return request;
 }
 
+data::AugmentMode augment_mode(Augmentation augment) {
+    switch (augment) {  // -Wswitch flags a mode left out
+        case Augmentation::None:
+            return data::AugmentMode::None;
+        case Augmentation::Flip:
+            return data::AugmentMode::Flip;
+        case Augmentation::CropFlip:
+            return data::AugmentMode::CropFlip;
+        case Augmentation::Assessment:
+            return data::AugmentMode::Assessment;
+    }
+    return data::AugmentMode::None;
+}
+
 }  // namespace scalelab

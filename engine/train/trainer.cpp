@@ -18,6 +18,7 @@
 #include "error.h"
 #include "optim/lr_schedule.h"
 #include "train/cpu_contention.h"
+#include "train/dataset_request.h"
 #include "train/device_group.h"
 #include "train/device_threads.h"
 #include "train/device_worker.h"
@@ -55,20 +56,6 @@ int threads_per_device(const RunSpec& spec) {
     if (spec.device == DeviceKind::Gpu)
         return 1;
     return spec.threads > 0 ? spec.threads : std::max(1, cpu::available_cores() / spec.devices);
-}
-
-data::AugmentMode augment_mode(Augmentation augment) {
-    switch (augment) {  // -Wswitch flags a mode left out
-        case Augmentation::None:
-            return data::AugmentMode::None;
-        case Augmentation::Flip:
-            return data::AugmentMode::Flip;
-        case Augmentation::CropFlip:
-            return data::AugmentMode::CropFlip;
-        case Augmentation::Assessment:
-            return data::AugmentMode::Assessment;
-    }
-    return data::AugmentMode::None;
 }
 
 // One training step as every rank saw it.

@@ -35,21 +35,6 @@ void write(const std::string& path, const std::vector<T>& values) {
               std::streamsize(values.size() * sizeof(T)));
 }
 
-// The loader's mode for the spec's augmentation, as the trainer maps it.
-data::AugmentMode augment_mode(Augmentation augment) {
-    switch (augment) {
-        case Augmentation::None:
-            return data::AugmentMode::None;
-        case Augmentation::Flip:
-            return data::AugmentMode::Flip;
-        case Augmentation::CropFlip:
-            return data::AugmentMode::CropFlip;
-        case Augmentation::Assessment:
-            return data::AugmentMode::Assessment;
-    }
-    return data::AugmentMode::None;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
