@@ -64,7 +64,19 @@ def parameter_groups(spec, model):
     return [group for group in groups if group["params"]]
 
 
-class Lars(torch.optim.Optimizer):
+class PerTensorOptimizer(torch.optim.Optimizer):
+    """The loop LARS, LAMB and NovoGrad share: every tensor that has a gradient, one at a time,
+    with its group's settings and its own state; update() is the optimiser's formula."""
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            for w in group["params"]:
+                if w.grad is not None:
+                    self.update(w, w.grad, self.state[w], group)
+
+
+class Lars(PerTensorOptimizer):
     """LARS (You, Gitman & Ginsburg 2017) as engine/optim/lars.cpp, which follows NVIDIA Apex's
     LARC around SGD with momentum. Per tensor, wd its group's weight decay, eta the trust
     coefficient, lr the group's rate:
@@ -88,33 +100,26 @@ class Lars(torch.optim.Optimizer):
                                   "momentum": momentum, "nesterov": nesterov,
                                   "trust_coefficient": trust_coefficient, "larc": larc})
 
-    @torch.no_grad()
-    def step(self):
-        for group in self.param_groups:
-            lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
-            for w in group["params"]:
-                if w.grad is None:
-                    continue
-                g = w.grad
-                local = 1.0
-                if group["adapt"]:
-                    w_norm, g_norm = w.double().norm(), g.double().norm()
-                    ratio = group["trust_coefficient"] * w_norm / (g_norm + wd * w_norm)
-                    if group["larc"] and lr > 0:
-                        ratio = (ratio / lr).clamp(max=1.0)
-                    local = torch.where((w_norm > 0) & (g_norm > 0), ratio, 1.0)
-                d = g.add(w, alpha=wd) * local
-                if momentum != 0:
-                    state = self.state[w]
-                    if not state:
-                        state["momentum_buffer"] = torch.zeros_like(w)
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum).add_(d)
-                    d = d.add(buf, alpha=momentum) if group["nesterov"] else buf
-                w.add_(d, alpha=-lr)
+    def update(self, w, g, state, group):
+        lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
+        local = 1.0
+        if group["adapt"]:
+            w_norm, g_norm = w.double().norm(), g.double().norm()
+            ratio = group["trust_coefficient"] * w_norm / (g_norm + wd * w_norm)
+            if group["larc"] and lr > 0:
+                ratio = (ratio / lr).clamp(max=1.0)
+            local = torch.where((w_norm > 0) & (g_norm > 0), ratio, 1.0)
+        d = g.add(w, alpha=wd) * local
+        if momentum != 0:
+            if not state:
+                state["momentum_buffer"] = torch.zeros_like(w)
+            buf = state["momentum_buffer"]
+            buf.mul_(momentum).add_(d)
+            d = d.add(buf, alpha=momentum) if group["nesterov"] else buf
+        w.add_(d, alpha=-lr)
 
 
-class Lamb(torch.optim.Optimizer):
+class Lamb(PerTensorOptimizer):
     """LAMB (You et al. 2019, algorithm 2) with Adam's bias correction, as engine/optim/
     lamb.cpp. Per tensor at step t (1 on the first), wd its group's weight decay:
 
@@ -132,34 +137,28 @@ class Lamb(torch.optim.Optimizer):
         super().__init__(params, {"lr": 1.0, "weight_decay": 0.0, "adapt": True,
                                   "betas": betas, "eps": eps, "trust_clamp": trust_clamp})
 
-    @torch.no_grad()
-    def step(self):
-        for group in self.param_groups:
-            (beta1, beta2), eps = group["betas"], group["eps"]
-            for w in group["params"]:
-                if w.grad is None:
-                    continue
-                g, state = w.grad, self.state[w]
-                if not state:
-                    state.update(step=0, m=torch.zeros_like(w), v=torch.zeros_like(w))
-                state["step"] += 1
-                t, m, v = state["step"], state["m"], state["v"]
-                m.mul_(beta1).add_(g, alpha=1 - beta1)
-                v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-                u = (m * (1 / (1 - beta1 ** t))) / ((v * (1 / (1 - beta2 ** t))).sqrt() + eps)
-                u.add_(w, alpha=group["weight_decay"])
-                trust = torch.tensor(1.0, dtype=torch.float64, device=w.device)
-                if group["adapt"]:
-                    # tensor_norms.h's safe_ratio: 1 when a norm is 0, never 0/0.
-                    w_norm, u_norm = w.double().norm(), u.double().norm()
-                    trust = torch.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm, 1.0)
-                if group["trust_clamp"] > 0:
-                    trust = trust.clamp(max=group["trust_clamp"])
-                # lr * trust in float64, rounded to float once, as ScaleLab's step factor.
-                w.sub_(u * (group["lr"] * trust).float())
+    def update(self, w, g, state, group):
+        (beta1, beta2), eps = group["betas"], group["eps"]
+        if not state:
+            state.update(step=0, m=torch.zeros_like(w), v=torch.zeros_like(w))
+        state["step"] += 1
+        t, m, v = state["step"], state["m"], state["v"]
+        m.mul_(beta1).add_(g, alpha=1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        u = (m * (1 / (1 - beta1 ** t))) / ((v * (1 / (1 - beta2 ** t))).sqrt() + eps)
+        u.add_(w, alpha=group["weight_decay"])
+        trust = torch.tensor(1.0, dtype=torch.float64, device=w.device)
+        if group["adapt"]:
+            # tensor_norms.h's safe_ratio: 1 when a norm is 0, never 0/0.
+            w_norm, u_norm = w.double().norm(), u.double().norm()
+            trust = torch.where((w_norm > 0) & (u_norm > 0), w_norm / u_norm, 1.0)
+        if group["trust_clamp"] > 0:
+            trust = trust.clamp(max=group["trust_clamp"])
+        # lr * trust in float64, rounded to float once, as ScaleLab's step factor.
+        w.sub_(u * (group["lr"] * trust).float())
 
 
-class NovoGrad(torch.optim.Optimizer):
+class NovoGrad(PerTensorOptimizer):
     """NovoGrad (Ginsburg et al. 2019) as engine/optim/novograd.cpp, which follows NVIDIA
     NeMo's and Apex's. Per tensor at step t, wd its group's weight decay, the second moment v
     one float64 number per tensor:
@@ -177,30 +176,24 @@ class NovoGrad(torch.optim.Optimizer):
         super().__init__(params, {"lr": 1.0, "weight_decay": 0.0, "adapt": True,
                                   "betas": betas, "eps": eps, "grad_averaging": grad_averaging})
 
-    @torch.no_grad()
-    def step(self):
-        for group in self.param_groups:
-            (beta1, beta2), eps = group["betas"], group["eps"]
-            for w in group["params"]:
-                if w.grad is None:
-                    continue
-                g, state = w.grad, self.state[w]
-                first = not state
-                if first:
-                    state["m"] = torch.zeros_like(w)
-                if group["adapt"]:
-                    g2 = g.double().square().sum()
-                    state["v"] = g2 if first else beta2 * state["v"] + (1 - beta2) * g2
-                    # 1 / (sqrt(v) + eps) formed in float64 and rounded once, as ScaleLab
-                    # multiplies every float by it.
-                    d = g * (1 / (state["v"].sqrt() + eps)).float()
-                else:
-                    if first:
-                        state["v"] = g * g
-                    else:
-                        state["v"].mul_(beta2).addcmul_(g, g, value=1 - beta2)
-                    d = g / (state["v"].sqrt() + eps)
-                d.add_(w, alpha=group["weight_decay"])
-                m = state["m"]
-                m.mul_(beta1).add_(d, alpha=1 - beta1 if group["grad_averaging"] else 1.0)
-                w.sub_(m, alpha=group["lr"])
+    def update(self, w, g, state, group):
+        (beta1, beta2), eps = group["betas"], group["eps"]
+        first = not state
+        if first:
+            state["m"] = torch.zeros_like(w)
+        if group["adapt"]:
+            g2 = g.double().square().sum()
+            state["v"] = g2 if first else beta2 * state["v"] + (1 - beta2) * g2
+            # 1 / (sqrt(v) + eps) formed in float64 and rounded once, as ScaleLab multiplies
+            # every float by it.
+            d = g * (1 / (state["v"].sqrt() + eps)).float()
+        else:
+            if first:
+                state["v"] = g * g
+            else:
+                state["v"].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+            d = g / (state["v"].sqrt() + eps)
+        d.add_(w, alpha=group["weight_decay"])
+        m = state["m"]
+        m.mul_(beta1).add_(d, alpha=1 - beta1 if group["grad_averaging"] else 1.0)
+        w.sub_(m, alpha=group["lr"])
