@@ -34,6 +34,17 @@ def require(condition, message):
         sys.exit(f"error: {message}")
 
 
+def read_experiment(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as problem:
+        sys.exit(f"error: cannot read the experiment {path}: {problem.strerror}; give "
+                 "--experiment FILE (scalelab-cli export pytorch writes experiment.json)")
+    except ValueError as problem:
+        sys.exit(f"error: the experiment {path} is not JSON: {problem}")
+
+
 def data_folder(spec, given):
     """The dataset's folder: --data, else the experiment's data_dir, else the default one;
     none for the synthetic dataset, which is generated."""
@@ -135,8 +146,7 @@ def main():
     args = parse_arguments()
     require(tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (1, 13),
             f"this script needs PyTorch 1.13 or newer (found {torch.__version__})")
-    with open(args.experiment) as f:
-        experiment = json.load(f)
+    experiment = read_experiment(args.experiment)
     spec = {**SPEC_DEFAULTS, **experiment}
     folder = data_folder(spec, args.data)
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
@@ -149,8 +159,11 @@ def main():
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
     torch.set_num_threads(spec["threads"] or max(1, len(os.sched_getaffinity(0)) // local_world))
 
-    images, labels = load_dataset(spec, folder, "train")
-    test_images, test_labels = load_dataset(spec, folder, "test")
+    try:
+        images, labels = load_dataset(spec, folder, "train")
+        test_images, test_labels = load_dataset(spec, folder, "test")
+    except (OSError, ValueError) as problem:
+        sys.exit(f"error: the {spec['dataset']} dataset: {problem}")
     statistics = channel_statistics(images)
     targets = torch.from_numpy(labels)
     test_inputs = torch.from_numpy(normalise(test_images, statistics))
@@ -164,9 +177,18 @@ def main():
             return fixed_inputs[samples]
         return torch.from_numpy(training_inputs(images, statistics, samples, spec, epoch - 1, rank))
 
-    model = build(spec["model"], images.shape[1], images.shape[2], options=spec)
+    try:
+        model = build(spec["model"], images.shape[1], images.shape[2], options=spec)
+    except ValueError as problem:
+        sys.exit(f"error: the model: {problem}")
     if args.initial:
-        model.load_state_dict(load_initial_state(args.initial), strict=True)
+        try:
+            model.load_state_dict(load_initial_state(args.initial), strict=True)
+        except (OSError, ValueError, RuntimeError) as problem:
+            # RuntimeError: load_state_dict's missing, unexpected or misshapen tensors.
+            sys.exit(f"error: --initial {args.initial} is not this experiment's initial state "
+                     f"(scalelab-cli train --config experiment.json --save-initial FILE writes "
+                     f"it): {problem}")
     if spec["sync_bn"]:
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     model.to(device)

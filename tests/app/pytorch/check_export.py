@@ -3,7 +3,9 @@ compiles; started by its launch.sh as 2 DistributedDataParallel processes (gloo)
 `train --save-initial`'s weights, it trains, and its step losses follow the ScaleLab run of the
 same experiment as far as float32 lets them (each case says how far; check_sgd_steps.py and
 check_bn_steps.py say why); its metrics file imports into a run store (`runs import`) as a run
-tagged pytorch whose curve is the file's.
+tagged pytorch whose curve is the file's. Bad input to the script (a dataset folder without
+the files, an experiment that is not JSON or not there, another run's initial state) is said in
+one "error: " line.
 Usage: check_export.py SCALELAB_CLI PYTHON DATA_FOLDER"""
 import csv
 import json
@@ -125,7 +127,38 @@ def check_case(root, index, name, flags, steps, limits):
             + (f" (held to {max(limits):g} over {len(limits)})" if limits else " (trains only)"))
 
 
+# What a user may get wrong, each said in one "error: " line that names it, not a traceback:
+# flags, the file's experiment.json, the file to start from.
+BAD_INPUTS = [
+    (["--data", "empty"], "error: the fashion-mnist dataset: no train-images-idx3-ubyte"),
+    (["--experiment", "broken.json"], "error: the experiment broken.json is not JSON"),
+    (["--experiment", "absent.json"], "error: cannot read the experiment absent.json"),
+    (["--initial", "mlp.npz"], "error: --initial mlp.npz is not this experiment's initial state"),
+]
+
+
+def check_bad_input(root):
+    """The exported script as one process, given each of BAD_INPUTS."""
+    out = os.path.join(root, "bad")
+    run([CLI, "export", "pytorch", "--model", "cnn", "--devices", "1", "--out", out], root)
+    os.makedirs(os.path.join(out, "empty"))
+    with open(os.path.join(out, "broken.json"), "w") as broken:
+        broken.write('{"model": ')
+    run([CLI, "train", "--model", "mlp", "--train-subset", "256", "--epochs", "1",
+         "--no-store", "--save-initial", "mlp.npz"], out)
+    env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(free_port()),
+           "WORLD_SIZE": "1", "RANK": "0"}
+    for flags, said in BAD_INPUTS:
+        script = subprocess.run([PYTHON, "train_ddp.py", "--data", DATA, *flags], cwd=out,
+                                env=env, capture_output=True, text=True, timeout=120)
+        if script.returncode == 0 or not script.stderr.startswith(said):
+            fail(f"train_ddp.py {' '.join(flags)} exited {script.returncode} saying:\n"
+                 f"{script.stderr}")
+    return f"bad input: {len(BAD_INPUTS)} cases, each said in one line"
+
+
 with tempfile.TemporaryDirectory() as root:
     for i, case in enumerate(CASES):
         print(check_case(root, i, *case), flush=True)
+    print(check_bad_input(root))
 print("ok: every case trained as 2 DDP processes and imported")
