@@ -177,6 +177,9 @@ def main():
             return fixed_inputs[samples]
         return torch.from_numpy(training_inputs(images, statistics, samples, spec, epoch - 1, rank))
 
+    # The experiment's seed draws the initial weights (PyTorch's numbers, ScaleLab's
+    # distributions; --initial replaces them with ScaleLab's own), the same on every process.
+    torch.manual_seed(spec["seed"])
     try:
         model = build(spec["model"], images.shape[1], images.shape[2], options=spec)
     except ValueError as problem:
@@ -197,6 +200,8 @@ def main():
     ddp = nn.parallel.DistributedDataParallel(
         model, device_ids=[local_rank] if device.type == "cuda" else None,
         bucket_cap_mb=spec["bucket_mb"], broadcast_buffers=False)
+    # Dropout (wrn) draws other masks on each process, as ScaleLab's devices do.
+    torch.manual_seed(spec["seed"] + 1 + rank)
     # A step is `accumulation` micro-batches of `batch` samples per process, or what is left
     # at the epoch's end; engine/train/trainer.cpp counts the steps so.
     per_rank = len(labels) // world
