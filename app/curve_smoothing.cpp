@@ -19,16 +19,21 @@ bool is_constant(std::span<const double> values) {
 }  // namespace
 
 std::vector<double> smooth_ema(std::span<const double> values, double weight) {
+    std::vector<double> out(values.begin(), values.end());
+    smooth_ema_in_place(out, weight);
+    return out;
+}
+
+void smooth_ema_in_place(std::span<double> values, double weight) {
     if (!(weight >= 0.0 && weight < 1.0))
         throw std::invalid_argument("smoothing weight must lie in [0, 1), got " +
                                     std::to_string(weight));
-    std::vector<double> out(values.begin(), values.end());
     if (weight == 0.0 || is_constant(values))
-        return out;
+        return;
 
     double last = 0.0;
     double weight_power = 1.0;  // weight^n
-    for (double& value : out) {
+    for (double& value : values) {
         if (!std::isfinite(value))
             continue;
         last = last * weight + (1.0 - weight) * value;
@@ -40,7 +45,6 @@ std::vector<double> smooth_ema(std::span<const double> values, double weight) {
             weight_power = 0.0;
         value = last / (1.0 - weight_power);
     }
-    return out;
 }
 
 }  // namespace scalelab

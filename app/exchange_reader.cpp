@@ -6,6 +6,7 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
+#include <QUuid>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +24,7 @@
 #include "printable_text.h"
 #include "quoted_text.h"
 #include "run_exchange.h"
+#include "run_group.h"
 #include "run_labels.h"
 #include "run_spec_json.h"
 
@@ -235,8 +238,8 @@ class Fields {
     QString path_;
 };
 
-const QStringList run_keys{"name",    "tags",    "state",   "message", "config",  "info",
-                           "machine", "created", "started", "ended",   "summary", "metrics"};
+const QStringList run_keys{"name",    "tags",    "state", "message", "config",  "info", "machine",
+                           "created", "started", "ended", "summary", "metrics", "group"};
 const QStringList info_keys{"devices",         "threads_per_device", "cores",   "global_batch",
                             "steps_per_epoch", "parameters",         "warnings"};
 const QStringList summary_keys{"steps",
@@ -318,6 +321,7 @@ StoredRun read_run_fields(const QJsonObject& object, qsizetype index) {
                       QString::fromStdString(EnumNames<RunState>::table.choices(", "))));
     stored.state = *parsed_state;
     stored.message = run.string(QStringLiteral("message"));
+    stored.group = run.string(QStringLiteral("group"));
 
     const QJsonValue config = run.required(QStringLiteral("config"));
     if (!config.isObject())
@@ -373,6 +377,32 @@ QString metric_name_list() {
 // places the format gives meaning to (the file, its runs, a run, its metrics, a curve, a row);
 // any other value (a run's name, its config, the version) is built whole as a Json value and
 // handed to its frame when it ends. Every object's keys are kept to refuse one given twice.
+// The groups of the file being imported, each under a new id (QUuid) so that it never joins a
+// group already in the store, nor the same file imported before. A run joins its group only
+// when it differs from the group's first run in nothing but the seed.
+class ImportedGroups {
+  public:
+    StoredRun joined(StoredRun run, qsizetype index) {
+        if (run.group.isEmpty())
+            return run;
+        const auto [group, added] = groups_.try_emplace(
+            run.group, Group{QUuid::createUuid().toString(QUuid::WithoutBraces), run.spec});
+        if (!added)
+            if (const QString problem = group_problem({group->second.first_spec, run.spec});
+                !problem.isEmpty())
+                fail(run_place(index, run.name) + QStringLiteral(", group"), problem);
+        run.group = group->second.id;
+        return run;
+    }
+
+  private:
+    struct Group {
+        QString id;
+        RunSpec first_spec;
+    };
+    std::map<QString, Group> groups_;  // by the file's id
+};
+
 class ExchangeStream {
   public:
     explicit ExchangeStream(RunStore::Insertion& insertion) : insertion_(insertion) {}
@@ -564,8 +594,9 @@ class ExchangeStream {
                 break;
             case Kind::Run:
                 flush_rows();
-                insertion_.finish_run(run_id_,
-                                      read_run_fields(run_fields_, qsizetype(ids_.size())));
+                insertion_.finish_run(
+                    run_id_, groups_.joined(read_run_fields(run_fields_, qsizetype(ids_.size())),
+                                            qsizetype(ids_.size())));
                 ids_.push_back(run_id_);
                 break;
             case Kind::Metrics:
@@ -715,6 +746,7 @@ class ExchangeStream {
     std::vector<QJsonValue> row_;
     std::vector<MetricRow> rows_;  // checked, not yet written
     std::vector<std::int64_t> ids_;
+    ImportedGroups groups_;
 };
 
 template <typename Input>

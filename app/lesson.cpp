@@ -21,7 +21,9 @@
 #include "name_table.h"
 #include "problem_list.h"
 #include "quoted_text.h"
+#include "repeats.h"
 #include "run_collection.h"
+#include "run_group.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
 
@@ -65,6 +67,8 @@ const QStringList assessment_keys{QStringLiteral("target"), QStringLiteral("cons
 constexpr int test_train_images = 256;
 constexpr int test_test_images = 128;
 constexpr int test_max_epochs = 2;
+// Two seeds still make a group with a spread, which is what tests of repeats need.
+constexpr int test_max_repeats = 2;
 
 QString child(const QString& path, const QString& key) {
     return path.isEmpty() ? key : path + u'.' + key;
@@ -172,6 +176,13 @@ class KeyLines {
 
   private:
     QHash<QString, int> lines_;
+};
+
+// A lesson run's "repeats" and the field that set it ("runs[2].repeats", "base.repeats"; empty
+// for the default).
+struct LessonRepeats {
+    int count = 1;
+    QString path;
 };
 
 // One object of RunSpec fields and where it sits in the file ("base", "runs[1]").
@@ -292,6 +303,7 @@ class LessonReader {
     // ("gpu": its own base and assessment), used where GPUs and its data are found.
     struct Settings {
         SpecBlock base;
+        LessonRepeats repeats;  // base's "repeats", which each run may override
         bool has_gpu_block = false;
         SpecBlock gpu_base;
         std::optional<Assessment> laptop_assessment, gpu_assessment;
@@ -301,6 +313,7 @@ class LessonReader {
         QString name;
         QString path;
         QJsonObject fields;
+        LessonRepeats repeats;
     };
     // Each run's spec as the laptop and as the GPU setting define it (gpu: empty without a
     // "gpu" block), in the order of "runs".
@@ -311,8 +324,13 @@ class LessonReader {
     // The title, the explanation, the charts and their x axis.
     void read_header(const QJsonObject& root, Lesson& lesson);
     Settings read_settings(const QJsonObject& root);
-    // Every run that is an object, each name checked (present, a non-empty string, unique).
-    std::vector<RunEntry> read_runs(const QJsonObject& root);
+    // Every run that is an object, each name checked (present, a non-empty string, unique), its
+    // repeats its own or else `base_repeats`.
+    std::vector<RunEntry> read_runs(const QJsonObject& root, const LessonRepeats& base_repeats);
+    // Takes "repeats" out of the RunSpec fields of the object at `path` (it is not a RunSpec
+    // field); `fallback` when absent or wrong (a problem then says so).
+    LessonRepeats take_repeats(QJsonObject& fields, const QString& path,
+                               const LessonRepeats& fallback);
     // Both settings' specs of every run, each checked with validate(): both must be valid,
     // whichever this machine will use.
     SettingSpecs build_setting_specs(const std::vector<RunEntry>& runs, const Settings& settings);
@@ -660,7 +678,7 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
     lesson.file = file_;
     read_header(root, lesson);
     const Settings settings = read_settings(root);
-    const std::vector<RunEntry> runs = read_runs(root);
+    const std::vector<RunEntry> runs = read_runs(root, settings.repeats);
     const SettingSpecs specs = build_setting_specs(runs, settings);
 
     bool use_gpu = false;
@@ -673,6 +691,15 @@ Lesson LessonReader::read(const QJsonObject& root, const DeviceInventory& device
         use_gpu && settings.gpu_assessment ? settings.gpu_assessment : settings.laptop_assessment;
     lesson.runs = chosen_runs(runs, settings, use_gpu ? specs.gpu : specs.laptop, use_gpu,
                               lesson.assessment, size);
+    qsizetype queued = 0;
+    for (const RunEntry& run : runs)
+        queued += run.repeats.count;
+    if (queued > most_runs_queued_at_once && qsizetype(runs.size()) <= most_runs_queued_at_once)
+        problem(QStringLiteral("runs"),
+                QStringLiteral("has %1 runs with their repeats; a lesson queues at most %2: use "
+                               "fewer repeats, or split it into several lessons")
+                    .arg(queued)
+                    .arg(most_runs_queued_at_once));
 
     QStringList run_names;
     for (const RunEntry& run : runs)
@@ -696,6 +723,7 @@ LessonReader::Settings LessonReader::read_settings(const QJsonObject& root) {
     settings.base = {.path = QStringLiteral("base"),
                      .fields = optional_object(root, QStringLiteral("base"), QStringLiteral("base"),
                                                fields_what)};
+    settings.repeats = take_repeats(settings.base.fields, settings.base.path, {});
     settings.has_gpu_block = root.contains(QStringLiteral("gpu"));
     const QJsonObject gpu =
         optional_object(root, QStringLiteral("gpu"), QStringLiteral("gpu"),
@@ -710,7 +738,32 @@ LessonReader::Settings LessonReader::read_settings(const QJsonObject& root) {
     return settings;
 }
 
-std::vector<LessonReader::RunEntry> LessonReader::read_runs(const QJsonObject& root) {
+LessonRepeats LessonReader::take_repeats(QJsonObject& fields, const QString& path,
+                                         const LessonRepeats& fallback) {
+    const QJsonValue value = fields.take(QStringLiteral("repeats"));
+    if (value.isUndefined())
+        return fallback;
+    const QString where = child(path, QStringLiteral("repeats"));
+    const double number = value.toDouble();
+    if (!value.isDouble() || number != std::floor(number)) {
+        problem(where, QStringLiteral("must be a whole number from 1 to %1: the seeds to train "
+                                      "the run over")
+                           .arg(most_repeats));
+        return fallback;
+    }
+    // Clamped only so that the message can quote a huge number; any number out of range is
+    // refused.
+    const auto count = static_cast<long long>(std::clamp(number, -1e15, 1e15));
+    if (const QString wrong = repeats_problem(QStringLiteral("\"repeats\""), count);
+        !wrong.isEmpty()) {
+        problem(where, wrong);
+        return fallback;
+    }
+    return {int(count), where};
+}
+
+std::vector<LessonReader::RunEntry> LessonReader::read_runs(const QJsonObject& root,
+                                                            const LessonRepeats& base_repeats) {
     const QJsonValue runs = root.value(QStringLiteral("runs"));
     const QString runs_what =
         QStringLiteral("a non-empty array of runs, each {\"name\": \"...\", and run settings}");
@@ -747,7 +800,8 @@ std::vector<LessonReader::RunEntry> LessonReader::read_runs(const QJsonObject& r
                     QStringLiteral("%1 names another run too: give each run its own name")
                         .arg(quoted_for_problem(trimmed, '"')));
         names.insert(trimmed);
-        entries.push_back({trimmed, path, fields});
+        const LessonRepeats repeats = take_repeats(fields, path, base_repeats);
+        entries.push_back({trimmed, path, fields, repeats});
     }
     return entries;
 }
@@ -819,9 +873,18 @@ std::vector<LessonRun> LessonReader::chosen_runs(const std::vector<RunEntry>& ru
             blocks.insert(blocks.begin() + 1, settings.gpu_base);
         if (assessment)
             apply_assessment(*assessment, spec, blocks, run.path);
-        if (size == LessonSize::Test)
+        // The seeds the repeats take must not pass the largest (checked here, where the seed
+        // is known).
+        if (const QString wrong =
+                repeats_problem(QStringLiteral("\"repeats\""), run.repeats.count, spec.seed);
+            !wrong.isEmpty())
+            problem(run.repeats.path, wrong);
+        int repeats = run.repeats.count;
+        if (size == LessonSize::Test) {
             shrink_for_tests(spec);
-        lesson_runs.push_back({run.name, std::move(spec)});
+            repeats = std::min(repeats, test_max_repeats);
+        }
+        lesson_runs.push_back({run.name, std::move(spec), repeats});
     }
     return lesson_runs;
 }

@@ -33,6 +33,9 @@ enum class LessonAxis { Step, Epoch, Samples, Time };
 struct LessonRun {
     QString name;  // unique within the lesson, as the charts' legends show it
     RunSpec spec;
+    // Runs over seeds spec.seed .. spec.seed + repeats - 1, one group (run_group.h), whose
+    // mean the lesson's claims compare.
+    int repeats = 1;
 };
 
 // A classroom lesson: runs to train one after another, the charts and x axis to watch them on,
@@ -43,6 +46,8 @@ struct LessonRun {
 //   "charts": the chart names above; "x_axis": an axis name (default "step");
 //   "base": RunSpec fields (run_spec_json.h) shared by every run;
 //   "runs": a non-empty array of objects, each a "name" and RunSpec fields overriding base;
+//   "repeats" (in base or a run, the run's overriding base's; default 1): how many seeds each
+//          run trains over, checked with repeats_problem() (repeats.h);
 //   "gpu": {"base": fields overriding base, "assessment": {...}}, the larger setting used where
 //          GPUs are present and its dataset is found (optional);
 //   "assessment": {"target", "consecutive_epochs", "time_budget_s"} (optional). It sets every
@@ -71,7 +76,8 @@ struct Lesson {
 };
 
 // Test: every run on synthetic data (256 training and 128 test images), at most 2 epochs
-// (warm-ups in epochs shortened in proportion), otherwise the same runs; for tests.
+// (warm-ups in epochs shortened in proportion) and at most 2 repeats (still a group, with a
+// spread, but half the time of 3 or more), otherwise the same runs; for tests.
 enum class LessonSize { Full, Test };
 
 // Every problem of a lesson file, one per line, each "FILE:LINE: field 'runs[2].lr': what is

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "run_comparison.h"
+#include "run_group.h"
 #include "run_summary.h"
 
 namespace scalelab {
@@ -91,119 +92,185 @@ std::map<int, double> epoch_values(ClaimMetric metric, const RunRecord& run) {
     return values;
 }
 
-// Whether `a` stands in `relation` to `b` (or to the claim's number), and the values in words.
+// A lesson run as a claim measures it: its members (its one run, or its repeats), and the name
+// texts give it.
+struct Measured {
+    QString name;  // the run's own, or its group's label ("batch 16 · seeds 0–2")
+    std::vector<const RunRecord*> members;
+};
+
+// "0.245", or "0.245 ± 0.004" (mean ± standard deviation) for several members.
+QString spread_text(ClaimMetric metric, const Spread& value) {
+    if (value.count < 2)
+        return value_text(metric, value.mean);
+    return QStringLiteral("%1 ± %2").arg(value_text(metric, value.mean),
+                                         value_text(metric, value.stddev));
+}
+
+// Whether the values stand in the claim's relation, and the values in words.
 struct Comparison {
     bool holds = false;
     QString text;
 };
 
-Comparison compare(const LessonClaim& claim, double a, double b) {
+// A comparison and, when it holds but the difference claimed is within seed noise,
+// noise_note()'s words for that.
+struct Judged {
+    Comparison comparison;
+    QString noise;
+};
+
+Comparison compare(const LessonClaim& claim, const Spread& a, const Spread& b) {
     const ClaimMetric metric = claim.metric;
+    const QString values =
+        QStringLiteral("%1 against %2").arg(spread_text(metric, a), spread_text(metric, b));
     switch (claim.relation) {
         case ClaimRelation::Within: {
-            const double gap = (a - b) / std::abs(b);
-            return {std::abs(a - b) <= claim.value * std::abs(b),
-                    QStringLiteral("%1 against %2: %3 (at most ±%4%)")
-                        .arg(value_text(metric, a), value_text(metric, b), percent_text(gap))
+            const double gap = (a.mean - b.mean) / std::abs(b.mean);
+            return {std::abs(a.mean - b.mean) <= claim.value * std::abs(b.mean),
+                    QStringLiteral("%1: %2 (at most ±%3%)")
+                        .arg(values, percent_text(gap))
                         .arg(claim.value * 100.0, 0, 'g', 3)};
         }
         case ClaimRelation::BetterThan: {
-            const double margin = lower_is_better(metric) ? b - a : a - b;
+            const double margin = lower_is_better(metric) ? b.mean - a.mean : a.mean - b.mean;
             return {
                 margin >= claim.value,
-                QStringLiteral("%1 against %2: %3 by %4 (at least %5)")
-                    .arg(value_text(metric, a), value_text(metric, b),
-                         margin >= 0 ? QStringLiteral("better") : QStringLiteral("worse"),
+                QStringLiteral("%1: %2 by %3 (at least %4)")
+                    .arg(values, margin >= 0 ? QStringLiteral("better") : QStringLiteral("worse"),
                          value_text(metric, std::abs(margin)), value_text(metric, claim.value))};
         }
         case ClaimRelation::AtLeast:
-            return {a >= claim.value,
+            return {a.mean >= claim.value,
                     QStringLiteral("%1 (at least %2)")
-                        .arg(value_text(metric, a), value_text(metric, claim.value))};
+                        .arg(spread_text(metric, a), value_text(metric, claim.value))};
         case ClaimRelation::AtMost:
-            return {a <= claim.value,
+            return {a.mean <= claim.value,
                     QStringLiteral("%1 (at most %2)")
-                        .arg(value_text(metric, a), value_text(metric, claim.value))};
+                        .arg(spread_text(metric, a), value_text(metric, claim.value))};
         case ClaimRelation::RisesOver:
             break;
     }
     return {};
 }
 
-ClaimVerdict verdict(bool holds, const QString& text) {
-    return {holds ? ClaimOutcome::Held : ClaimOutcome::Failed, text};
-}
-
 // RisesOver on one value per named run.
-Comparison rise(const LessonClaim& claim, const std::vector<double>& values,
-                const std::vector<const RunRecord*>& named) {
+Comparison rise(const LessonClaim& claim, const std::vector<Spread>& values,
+                const std::vector<Measured>& named) {
     QStringList texts;
     QString fall;
     for (std::size_t i = 0; i < values.size(); ++i) {
-        texts.append(value_text(claim.metric, values[i]));
-        if (i > 0 && fall.isEmpty() && values[i] < values[i - 1] * (1.0 - claim.value))
+        texts.append(spread_text(claim.metric, values[i]));
+        if (i > 0 && fall.isEmpty() && values[i].mean < values[i - 1].mean * (1.0 - claim.value))
             fall = QStringLiteral("; falls %1 to “%2” (at most %3%)")
-                       .arg(percent_text(values[i] / values[i - 1] - 1.0), named[i]->name)
+                       .arg(percent_text(values[i].mean / values[i - 1].mean - 1.0), named[i].name)
                        .arg(claim.value * 100.0, 0, 'g', 3);
     }
-    if (fall.isEmpty() && !(values.back() > values.front()))
+    if (fall.isEmpty() && !(values.back().mean > values.front().mean))
         fall = QStringLiteral("; the last is not above the first");
     return {fall.isEmpty(), texts.join(QStringLiteral(" → ")) + fall};
 }
 
-// The claim on one value per named run, in claim.runs order.
-Comparison judge(const LessonClaim& claim, const std::vector<double>& values,
-                 const std::vector<const RunRecord*>& named) {
-    if (claim.relation == ClaimRelation::RisesOver)
-        return rise(claim, values, named);
-    return compare(claim, values[0], values.size() > 1 ? values[1] : 0.0);
+// The decimals noise_note() shows a value of `metric` with, as value_text() does.
+int decimals(ClaimMetric metric, double value) {
+    if (metric == ClaimMetric::ImagesPerSecond)
+        return 0;
+    if (metric == ClaimMetric::ScalingEfficiency)
+        return 2;
+    return std::abs(value) < 10 ? 3 : 1;
 }
 
-// An epoch_* claim: it must hold at each epoch in its range that every named run reached.
-ClaimVerdict every_epoch(const LessonClaim& claim, const std::vector<const RunRecord*>& named) {
-    std::vector<std::map<int, double>> by_run;
-    for (const RunRecord* run : named)
-        by_run.push_back(epoch_values(claim.metric, *run));
+// The claim on one value per named run, in claim.runs order. The difference a better_than
+// claim makes, and a rises_over claim's from its first run to its last, must stand out of the
+// seed noise where both runs have repeats.
+Judged judge(const LessonClaim& claim, const std::vector<Spread>& values,
+             const std::vector<Measured>& named) {
+    using enum ClaimRelation;
+    Judged judged{claim.relation == RisesOver
+                      ? rise(claim, values, named)
+                      : compare(claim, values[0], values.size() > 1 ? values[1] : Spread{}),
+                  {}};
+    if (judged.comparison.holds && (claim.relation == BetterThan || claim.relation == RisesOver)) {
+        const Spread& mine = claim.relation == BetterThan ? values[0] : values.back();
+        const Spread& other = values[claim.relation == BetterThan ? 1 : 0];
+        judged.noise = noise_note(QString::fromUtf8(to_string(claim.metric)), mine, other,
+                                  decimals(claim.metric, mine.mean));
+    }
+    return judged;
+}
+
+// The verdict of a judgement; `where` ("epoch 3: ") goes before its text.
+ClaimVerdict verdict(const Judged& judged, const QString& where = {}) {
+    if (!judged.comparison.holds)
+        return {ClaimOutcome::Failed, where + judged.comparison.text};
+    if (!judged.noise.isEmpty())
+        return {ClaimOutcome::WithinNoise,
+                QStringLiteral("%1not shown by these runs: %2").arg(where, judged.noise)};
+    return {ClaimOutcome::Held, where + judged.comparison.text};
+}
+
+// Epoch number to the spread of the members' values, at the epochs every member reached.
+std::map<int, Spread> epoch_spreads(ClaimMetric metric,
+                                    const std::vector<const RunRecord*>& members) {
+    std::map<int, std::vector<double>> by_epoch;
+    for (const RunRecord* run : members)
+        for (const auto& [epoch, value] : epoch_values(metric, *run))
+            by_epoch[epoch].push_back(value);
+    std::map<int, Spread> spreads;
+    for (const auto& [epoch, values] : by_epoch)
+        if (values.size() == members.size())
+            spreads[epoch] = *spread_of(values);
+    return spreads;
+}
+
+// An epoch_* claim: it must hold, out of the seed noise, at each epoch in its range that every
+// named run reached.
+ClaimVerdict every_epoch(const LessonClaim& claim, const std::vector<Measured>& named) {
+    std::vector<std::map<int, Spread>> by_run;
+    for (const Measured& run : named)
+        by_run.push_back(epoch_spreads(claim.metric, run.members));
     int compared = 0, last = 0;
     QString last_text;
     for (const auto& [epoch, first_value] : by_run.front()) {
         if (epoch < claim.from_epoch || (claim.to_epoch > 0 && epoch > claim.to_epoch))
             continue;
-        std::vector<double> values;
-        for (const std::map<int, double>& run_values : by_run)
+        std::vector<Spread> values;
+        for (const std::map<int, Spread>& run_values : by_run)
             if (const auto it = run_values.find(epoch); it != run_values.end())
                 values.push_back(it->second);
         if (values.size() < by_run.size())
             continue;
-        const Comparison comparison = judge(claim, values, named);
-        if (!comparison.holds)
-            return verdict(false, QStringLiteral("epoch %1: %2").arg(epoch).arg(comparison.text));
+        const Judged judged = judge(claim, values, named);
+        if (!judged.comparison.holds || !judged.noise.isEmpty())
+            return verdict(judged, QStringLiteral("epoch %1: ").arg(epoch));
         ++compared;
         last = epoch;
-        last_text = comparison.text;
+        last_text = judged.comparison.text;
     }
     if (compared == 0)
-        return verdict(false,
-                       QStringLiteral("no epoch from %1 on to compare").arg(claim.from_epoch));
+        return {ClaimOutcome::Failed,
+                QStringLiteral("no epoch from %1 on to compare").arg(claim.from_epoch)};
     const QString epochs = compared == 1 ? QStringLiteral("at epoch %1").arg(last)
                                          : QStringLiteral("at each of epochs %1-%2; at epoch %2")
                                                .arg(claim.from_epoch)
                                                .arg(last);
-    return verdict(true, QStringLiteral("%1: %2").arg(epochs, last_text));
+    return {ClaimOutcome::Held, QStringLiteral("%1: %2").arg(epochs, last_text)};
 }
 
 // For a throughput claim, the runs it measured that other programs disturbed (RunRecord::
 // disturbed()), and the 1-device run an efficiency was measured against: "; other programs used
 // 45% of the cores during “2 devices”: its images/s are not the engine's alone".
 QString disturbance_text(const LessonClaim& claim, const RunCollection& runs,
-                         const std::vector<const RunRecord*>& named) {
+                         const std::vector<Measured>& named) {
     if (claim.metric != ClaimMetric::ImagesPerSecond &&
         claim.metric != ClaimMetric::ScalingEfficiency)
         return {};
-    std::vector<const RunRecord*> measured = named;
+    std::vector<const RunRecord*> measured;
+    for (const Measured& run : named)
+        measured.insert(measured.end(), run.members.begin(), run.members.end());
     if (claim.metric == ClaimMetric::ScalingEfficiency)
-        for (const RunRecord* run : named)
-            if (const auto efficiency = scaling_efficiency(runs, run->id);
+        for (std::size_t i = 0, members = measured.size(); i < members; ++i)
+            if (const auto efficiency = scaling_efficiency(runs, measured[i]->id);
                 efficiency && efficiency->baseline_id != 0)
                 measured.push_back(runs.find(efficiency->baseline_id));
     QString text;
@@ -230,38 +297,65 @@ std::optional<QString> unusable(const RunRecord& run) {
     }
 }
 
+// The lesson runs the claim names, each with all its members; nothing while one was not started
+// or a member is queued or running.
+std::optional<std::vector<Measured>> named_runs(const LessonClaim& claim, const RunCollection& runs,
+                                                const LessonRunIds& run_ids) {
+    std::vector<Measured> named;
+    for (int index : claim.runs) {
+        if (index >= int(run_ids.size()) || run_ids[std::size_t(index)].empty())
+            return std::nullopt;
+        Measured& run = named.emplace_back();
+        for (const int id : run_ids[std::size_t(index)]) {
+            const RunRecord* member = runs.find(id);
+            if (member == nullptr || is_active(member->state))
+                return std::nullopt;
+            run.members.push_back(member);
+        }
+        run.name = run.members.size() == 1 ? run.members.front()->name : group_label(run.members);
+    }
+    return named;
+}
+
+// Why a member cannot give the claim's value (it did not finish, or has no finite value of a
+// one-number metric), or nothing when every member can.
+std::optional<QString> missing_value(const LessonClaim& claim, const RunCollection& runs,
+                                     const RunRecord& run) {
+    if (std::optional<QString> why = unusable(run))
+        return why;
+    if (per_epoch(claim.metric))
+        return std::nullopt;
+    const std::optional<double> value = run_value(claim.metric, runs, run);
+    if (value && std::isfinite(*value))
+        return std::nullopt;
+    return QStringLiteral("“%1” has no %2%3")
+        .arg(run.name, QString::fromUtf8(to_string(claim.metric)),
+             run.state == RunState::Diverged ? QStringLiteral(": it diverged") : QString());
+}
+
 }  // namespace
 
 ClaimVerdict evaluate_claim(const LessonClaim& claim, const RunCollection& runs,
-                            const std::vector<int>& run_ids) {
-    std::vector<const RunRecord*> named;
-    for (int index : claim.runs) {
-        const RunRecord* run =
-            index < int(run_ids.size()) ? runs.find(run_ids[std::size_t(index)]) : nullptr;
-        if (run == nullptr || is_active(run->state))
-            return {ClaimOutcome::Pending, QStringLiteral("waiting for the runs")};
-        named.push_back(run);
-    }
-    for (const RunRecord* run : named) {
-        if (const std::optional<QString> why = unusable(*run))
-            return verdict(false, *why);
-        if (per_epoch(claim.metric))
-            continue;
-        const std::optional<double> value = run_value(claim.metric, runs, *run);
-        if (!value || !std::isfinite(*value))
-            return verdict(
-                false, QStringLiteral("“%1” has no %2%3")
-                           .arg(run->name, QString::fromUtf8(to_string(claim.metric)),
-                                run->state == RunState::Diverged ? QStringLiteral(": it diverged")
-                                                                 : QString()));
-    }
+                            const LessonRunIds& run_ids) {
+    const std::optional<std::vector<Measured>> named = named_runs(claim, runs, run_ids);
+    if (!named)
+        return {ClaimOutcome::Pending, QStringLiteral("waiting for the runs")};
+    for (const Measured& run : *named)
+        for (const RunRecord* member : run.members)
+            if (const std::optional<QString> why = missing_value(claim, runs, *member))
+                return {ClaimOutcome::Failed, *why};
     if (per_epoch(claim.metric))
-        return every_epoch(claim, named);
-    std::vector<double> values;
-    for (const RunRecord* run : named)
-        values.push_back(*run_value(claim.metric, runs, *run));
-    const Comparison comparison = judge(claim, values, named);
-    return verdict(comparison.holds, comparison.text + disturbance_text(claim, runs, named));
+        return every_epoch(claim, *named);
+    std::vector<Spread> values;
+    for (const Measured& run : *named) {
+        std::vector<double> member_values;
+        for (const RunRecord* member : run.members)
+            member_values.push_back(*run_value(claim.metric, runs, *member));
+        values.push_back(*spread_of(member_values));
+    }
+    Judged judged = judge(claim, values, *named);
+    judged.comparison.text += disturbance_text(claim, runs, *named);
+    return verdict(judged);
 }
 
 }  // namespace scalelab

@@ -66,12 +66,17 @@ struct LessonClaim {
     int to_epoch = 0;    // epoch_* metrics: the last epoch compared; 0: the run's last
 };
 
-enum class ClaimOutcome { Pending, Held, Failed };
+// WithinNoise: the values are as the claim says, but the difference it claims between two
+// lesson runs with repeats is within their seed noise (Welch's t-test, run_group.h): these runs
+// do not show it, so it is not reported as held.
+enum class ClaimOutcome { Pending, Held, Failed, WithinNoise };
 template <>
 struct EnumNames<ClaimOutcome> {
-    static constexpr NameTable<ClaimOutcome, 3> table{{{{ClaimOutcome::Pending, "pending"},
-                                                        {ClaimOutcome::Held, "held"},
-                                                        {ClaimOutcome::Failed, "failed"}}}};
+    static constexpr NameTable<ClaimOutcome, 4> table{
+        {{{ClaimOutcome::Pending, "pending"},
+          {ClaimOutcome::Held, "held"},
+          {ClaimOutcome::Failed, "failed"},
+          {ClaimOutcome::WithinNoise, "within_noise"}}}};
 };
 
 // The outcome with the measured values, e.g. "0.245 against 0.207 (+18%, more than 10%)".
@@ -80,12 +85,21 @@ struct ClaimVerdict {
     QString text;
 };
 
-// Checks `claim` on the lesson's runs: `run_ids[i]` is the id in `runs` of lesson run i (0 when
-// it was not started). Pending while a run it names is queued or running; Failed, saying why,
-// when a run it names did not end well (failed, cancelled, diverged where the metric needs a
-// finite value) or lacks the metric; otherwise Held or Failed with the values. A throughput
+// The runs a lesson queued, by lesson run in lesson order: each lesson run's members, its one
+// run or its repeats (one group), in seed order.
+using LessonRunIds = std::vector<std::vector<int>>;
+
+// Checks `claim` on the lesson's runs: `run_ids[i]` are the ids in `runs` of lesson run i's
+// members (none when it was not started). A lesson run's value is the mean over its members
+// (at an epoch every member reached, for the epoch_* metrics), shown "mean ± standard
+// deviation" when it has several. Pending while a run it names is queued or running; Failed,
+// saying why, when a member did not end well (failed, cancelled, diverged where the metric
+// needs a finite value) or lacks the metric; otherwise Held or Failed with the values, or
+// WithinNoise ("not shown by these runs: within seed noise: ...") when a better_than or
+// rises_over claim (its first against its last run) holds on the means but both runs have
+// repeats and Welch's t-test finds their means within noise_level of each other. A throughput
 // claim's text names any run it measured that other programs disturbed.
 ClaimVerdict evaluate_claim(const LessonClaim& claim, const RunCollection& runs,
-                            const std::vector<int>& run_ids);
+                            const LessonRunIds& run_ids);
 
 }  // namespace scalelab

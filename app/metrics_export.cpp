@@ -66,6 +66,7 @@ QJsonValue date_json(const QDateTime& time) {
 QJsonObject run_json(const RunCollection& runs, const RunRecord& run) {
     return {{QStringLiteral("id"), run.id},
             {QStringLiteral("name"), run.name},
+            {QStringLiteral("group"), run.group},
             {QStringLiteral("state"), QString::fromUtf8(to_string(run.state))},
             {QStringLiteral("message"), run.message},
             {QStringLiteral("created"), date_json(run.created)},
@@ -90,8 +91,8 @@ QString csv_field(const QString& text) {
 
 void write_metrics_csv_row(QTextStream& out, const QString& run_field, std::int64_t run_id,
                            const QString& metric, std::int64_t step, int epoch, double seconds,
-                           double value) {
-    out << run_field << ',' << run_id << ',' << step << ',' << epoch << ','
+                           double value, const QString& group_field) {
+    out << run_field << ',' << run_id << ',' << group_field << ',' << step << ',' << epoch << ','
         << shortest_number_text(seconds) << ',' << metric << ',' << shortest_number_text(value)
         << '\n';
 }
@@ -121,11 +122,12 @@ void write_metrics_csv(const std::vector<const RunRecord*>& runs, QTextStream& o
     out << metrics_csv_header << '\n';
     for (const RunRecord* run : runs) {
         const QString name = csv_field(run->name);
+        const QString group = csv_field(run->group);
         for (Metric metric : all_metrics) {
             const QString metric_text = QString::fromUtf8(metric_name(metric));
             for (const MetricPoint& point : run->curve(metric))
                 write_metrics_csv_row(out, name, run->id, metric_text, point.step, point.epoch,
-                                      point.seconds, point.value);
+                                      point.seconds, point.value, group);
         }
     }
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <set>
 
+#include "repeats.h"
 #include "run_store.h"
 #include "run_summary.h"
 
@@ -29,6 +30,7 @@ bool apply_stored(RunRecord& run, const StoredRun& stored) {
     };
     set(run.name, stored.name);
     set(run.tags, stored.tags);
+    set(run.group, stored.group);
     set(run.state, stored.state);
     set(run.message, stored.message);
     set(run.ended, stored.ended_at);
@@ -50,7 +52,8 @@ bool apply_stored(RunRecord& run, const StoredRun& stored) {
     return changed;
 }
 
-// A listed run: its summary without its curves, hidden on the charts.
+}  // namespace
+
 RunRecord stored_record(const StoredRun& stored) {
     RunRecord run;
     run.id = int(stored.id);
@@ -62,10 +65,13 @@ RunRecord stored_record(const StoredRun& stored) {
     return run;
 }
 
+namespace {
+
 StoredRun stored_run(const RunRecord& run) {
     StoredRun stored;
     stored.name = run.name;
     stored.tags = run.tags;
+    stored.group = run.group;
     stored.spec = run.spec;
     stored.state = run.state;
     stored.message = run.message;
@@ -178,8 +184,24 @@ int RunCollection::start(const RunSpec& spec, const QString& name) {
     return ids.empty() ? 0 : ids.front();
 }
 
+std::vector<int> RunCollection::enqueueRepeats(const std::vector<RunSpec>& points,
+                                               const std::vector<QString>& names, int repeats) {
+    std::vector<RunSpec> specs;
+    std::vector<QString> repeated_names, groups;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const QString group = repeats > 1 ? new_group_id() : QString();
+        for (RunSpec& spec : repeat_specs(points[i], repeats)) {
+            specs.push_back(std::move(spec));
+            repeated_names.push_back(i < names.size() ? names[i] : QString());
+            groups.push_back(group);
+        }
+    }
+    return enqueue(specs, repeated_names, groups);
+}
+
 std::vector<int> RunCollection::enqueue(const std::vector<RunSpec>& specs,
-                                        const std::vector<QString>& names) {
+                                        const std::vector<QString>& names,
+                                        const std::vector<QString>& groups) {
     // Records first, then the controller: its signals are queued, so none can arrive before
     // by_controller_id_ knows the run.
     std::vector<int> ids;
@@ -188,11 +210,13 @@ std::vector<int> RunCollection::enqueue(const std::vector<RunSpec>& specs,
     for (std::size_t i = 0; i < specs.size(); ++i) {
         RunRecord record;
         record.spec = specs[i];
+        record.group = i < groups.size() ? groups[i] : QString();
         const QString name = i < names.size() ? names[i].trimmed() : QString();
         if (store_ != nullptr) {
             try {
                 record.name = name.isEmpty() ? QString() : unique_name(name, &record.spec);
-                const std::int64_t store_id = store_->create_run(record.spec, record.name);
+                const std::int64_t store_id =
+                    store_->create_run(record.spec, record.name, {}, record.group);
                 record.id = int(store_id);
                 if (name.isEmpty()) {  // the store named it "run <id>", unless that is taken
                     record.name = default_name(record.id);

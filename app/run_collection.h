@@ -23,6 +23,9 @@ struct StoredRun;
 // this is refused with a message rather than queued for days.
 inline constexpr qsizetype most_runs_queued_at_once = 1000;
 
+// A run as the store lists it: its summary without its curves, hidden on the charts.
+RunRecord stored_record(const StoredRun& stored);
+
 // The runs of this session and their whole curves, kept on the GUI thread. It starts runs
 // through a RunController and turns the controller's queued signals into records; views (run
 // table, charts, scaling view) read records from here and listen to the signals below.
@@ -65,7 +68,14 @@ class RunCollection : public QObject {
     // Queues runs to run one after another in this order (a sweep); returns the ids of those
     // queued (all of them unless the store could not create one). Sweeps and lessons queue at
     // most most_runs_queued_at_once.
-    std::vector<int> enqueue(const std::vector<RunSpec>& specs, const std::vector<QString>& names);
+    // `groups[i]`, when given, is run i's group (RunRecord::group).
+    std::vector<int> enqueue(const std::vector<RunSpec>& specs, const std::vector<QString>& names,
+                             const std::vector<QString>& groups = {});
+    // Queues each of `points` (named `names`) `repeats` times over seeds seed .. seed +
+    // repeats - 1, in that order, each point's runs one new group when repeats > 1 (a sweep's
+    // points are different experiments). repeats_problem() must have accepted every point.
+    std::vector<int> enqueueRepeats(const std::vector<RunSpec>& points,
+                                    const std::vector<QString>& names, int repeats);
     // Adds a run that was not started here (a finished run from elsewhere, a benchmark's data),
     // writing it to the store when there is one. Its id and colour are assigned here; returns
     // the id, 0 when the store could not take it.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 
+#include "run_group.h"
 #include "run_spec_json.h"
 #include "run_summary.h"
 
@@ -102,22 +103,6 @@ const RunRecord* choose_baseline(const RunCollection& runs, const RunRecord& run
     return found.empty() ? nullptr : found.back();
 }
 
-struct Spread {
-    double mean = 0;
-    double min = 0;
-    double max = 0;
-};
-
-Spread spread_of(const std::vector<double>& values) {
-    Spread spread{0, values.front(), values.front()};
-    for (double value : values) {
-        spread.mean += value / double(values.size());
-        spread.min = std::min(spread.min, value);
-        spread.max = std::max(spread.max, value);
-    }
-    return spread;
-}
-
 }  // namespace
 
 bool differs_only_in_devices(const RunSpec& a, const RunSpec& b) {
@@ -205,8 +190,9 @@ std::vector<ScalingGroup> scaling_groups(const RunCollection& runs) {
             point.run_ids.push_back(member->id);
             images_per_s.push_back(*member->mean_images_per_s());
         }
-        const Spread spread = spread_of(images_per_s);
+        const Spread spread = *spread_of(images_per_s);
         point.images_per_s = spread.mean;
+        point.stddev_images_per_s = spread.stddev;
         point.min_images_per_s = spread.min;
         point.max_images_per_s = spread.max;
         point.disturbed = members.front()->disturbed();  // all of them, or none

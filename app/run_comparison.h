@@ -56,7 +56,8 @@ std::optional<ScalingEfficiency> scaling_efficiency(const RunCollection& runs, i
 // The runs at one device count of a scaling group: repeats of the same configuration.
 struct ScalingPoint {
     int devices = 0;
-    double images_per_s = 0;  // the mean of the runs' RunRecord::mean_images_per_s()
+    double images_per_s = 0;         // the mean of the runs' RunRecord::mean_images_per_s()
+    double stddev_images_per_s = 0;  // their sample standard deviation (0 for one run)
     double min_images_per_s = 0;
     double max_images_per_s = 0;
     // In RunCollection::ids() order. Runs other programs disturbed are left out when there are

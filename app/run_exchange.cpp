@@ -52,6 +52,7 @@ QJsonObject summary_json(const StoredRun& run) {
 QJsonObject run_json(const StoredRun& run) {
     return {{QStringLiteral("name"), run.name},
             {QStringLiteral("tags"), tags_to_json(run.tags)},
+            {QStringLiteral("group"), run.group},
             {QStringLiteral("state"), QString::fromUtf8(to_string(run.state))},
             {QStringLiteral("message"), run.message},
             {QStringLiteral("config"), run_spec_to_json(run.spec)},
@@ -219,11 +220,12 @@ bool save_stored_metrics_csv(const RunStore& store, const std::vector<std::int64
         out << metrics_csv_header << '\n';
         for (const StoredRun& run : runs) {
             const QString name = csv_field(run.name);
+            const QString group = csv_field(run.group);
             for (const Metric metric : all_metrics) {
                 const QString metric_text = QString::fromUtf8(metric_name(metric));
                 store.for_each_row(run.id, metric, [&](const MetricRow& row) {
                     write_metrics_csv_row(out, name, run.id, metric_text, row.step, row.epoch,
-                                          row.wall_time, row.value);
+                                          row.wall_time, row.value, group);
                 });
             }
         }

@@ -14,8 +14,9 @@ namespace scalelab {
 // The portable file of one or more stored runs (`.scalelab.json`), for moving runs between
 // stores and machines:
 //
-//   {"format": "scalelab-runs", "version": 1, "runs": [{
+//   {"format": "scalelab-runs", "version": 2, "runs": [{
 //     "name": "...", "tags": ["..."], "state": "finished", "message": "",
+//     "group": "...",                   // RunRecord::group, "" for none (from version 2)
 //     "config": {...},                  // run_spec_to_json: loads back as a --config file
 //     "info": {...} | null,             // RunInfo; null for a run that never started
 //     "machine": "...",
@@ -27,10 +28,12 @@ namespace scalelab {
 //     "metrics": {"train_loss": [[step, epoch, wall_time_s, value], ...], ...}}]}
 //
 // Every row of every curve is written; values that are not finite (a diverged loss) are null.
-// Dates are ISO 8601 in UTC.
+// Dates are ISO 8601 in UTC. An import gives each group of the file a new id (so that it never
+// joins a group already in the store, nor the same file imported before), and refuses a group
+// whose runs differ in more than their seed, naming the field.
 
 inline constexpr const char* exchange_format = "scalelab-runs";
-inline constexpr int exchange_version = 1;
+inline constexpr int exchange_version = 2;
 inline constexpr const char* exchange_suffix = ".scalelab.json";
 
 // A file that is not a valid exchange file. The message names the run (its index from 1 and

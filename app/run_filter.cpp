@@ -14,6 +14,8 @@ RunFilter::RunFilter(RunTableModel& model, QObject* parent)
     setSourceModel(&model_);
     // Names and tags change while the filter is set: rows come and go with them.
     setDynamicSortFilter(true);
+    // A group's row has no run of its own: it is shown while one of its runs is.
+    setRecursiveFilteringEnabled(true);
 }
 
 void RunFilter::setText(const QString& text) {
@@ -68,8 +70,9 @@ void RunFilter::update() {
         emit errorChanged(error_);
 }
 
-bool RunFilter::filterAcceptsRow(int source_row, const QModelIndex&) const {
-    const RunRecord* run = model_.runs().find(model_.runId(source_row));
+bool RunFilter::filterAcceptsRow(int source_row, const QModelIndex& source_parent) const {
+    const RunRecord* run =
+        model_.runs().find(model_.runId(model_.index(source_row, 0, source_parent)));
     if (run == nullptr)
         return false;
     for (const auto& [field, value] : fields_)

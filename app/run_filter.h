@@ -15,7 +15,8 @@ namespace scalelab {
 class RunTableModel;
 struct RunRecord;
 
-// Which rows of a RunTableModel the run table shows, in the model's order.
+// Which rows of a RunTableModel the run table shows, in the model's order: a group's row while
+// one of its runs is.
 //
 // The text matches a run's name, tags and configuration summary, case-insensitively: as plain
 // text every word of it has to appear in one of them; as a regular expression the pattern has

@@ -110,6 +110,10 @@ struct RunRecord {
     bool visible = true;  // drawn on the charts
     int colour = 0;       // palette index, fixed when the run is created so it never shifts
     QStringList tags;
+    // The repeats this run is one of (--repeats N: the same experiment over seeds seed ..
+    // seed + N - 1), shared by every member and unique to them; empty when the run stands alone.
+    // Members differ in nothing but the seed (run_group.h says which field when they do).
+    QString group;
 
     // A run listed from the run store comes without its curves and epochs (loading them all
     // would take seconds for hundreds of runs): until they are loaded, the summary figures below

@@ -17,6 +17,8 @@
 #include "json_error_position.h"
 #include "problem_list.h"
 #include "quoted_text.h"
+#include "repeats.h"
+#include "run_group.h"
 #include "train/run_spec.h"
 #include "train/spec_fields.h"
 
@@ -223,17 +225,19 @@ std::string field_from_json(const SpecField& field, const QJsonValue& value, Run
                       field.member);
 }
 
-}  // namespace
-
-QJsonObject run_spec_to_json(const RunSpec& spec) {
-    QJsonObject object;
-    for (const SpecField& field : spec_fields())
-        object.insert(QString::fromUtf8(field.key.data(), qsizetype(field.key.size())),
-                      field_to_json(field, spec));
-    return object;
+// Reads "repeats" into `repeats`; returns what is wrong with it, or "" when it was read.
+std::string read_repeats(const QJsonValue& value, int& repeats) {
+    const QString key = QStringLiteral("\"repeats\"");
+    if (!is_whole_number_in(value, std::numeric_limits<int>::min(),
+                            std::numeric_limits<int>::max()))
+        return wrong("repeats", "a whole number from 1 to " + std::to_string(most_repeats), value);
+    repeats = value.toInt();
+    return repeats_problem(key, repeats).toStdString();
 }
 
-RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) {
+// The document as a spec on top of `defaults`; with `repeats`, an experiment file's "repeats"
+// too.
+RunSpec read_document(const QByteArray& document, const RunSpec& defaults, int* repeats) {
     QJsonParseError parse_error;
     const QJsonDocument json = QJsonDocument::fromJson(document, &parse_error);
     if (parse_error.error != QJsonParseError::NoError)
@@ -249,9 +253,17 @@ RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) 
 
     RunSpec spec = defaults;
     ProblemList problems;
-    const std::string valid_keys = run_spec_json_keys().join(", ").toStdString();
+    QStringList keys = run_spec_json_keys();
+    if (repeats)
+        keys.append(QStringLiteral("repeats"));
+    const std::string valid_keys = keys.join(", ").toStdString();
     const QJsonObject object = json.object();
     for (auto it = object.begin(); it != object.end(); ++it) {
+        if (repeats && it.key() == QLatin1String("repeats")) {
+            if (std::string problem = read_repeats(it.value(), *repeats); !problem.empty())
+                problems.add(std::move(problem));
+            continue;
+        }
         const SpecField* field = find_spec_field(it.key().toStdString());
         if (!field) {
             problems.add("unknown key " + quoted(it.key()) + ": valid keys are " + valid_keys);
@@ -260,9 +272,41 @@ RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) 
         if (std::string problem = field_from_json(*field, it.value(), spec); !problem.empty())
             problems.add(std::move(problem));
     }
+    if (repeats && problems.empty())
+        if (const QString problem =
+                repeats_problem(QStringLiteral("\"repeats\""), *repeats, spec.seed);
+            !problem.isEmpty())
+            problems.add(problem.toStdString());
     if (!problems.empty())
         throw Error(ErrorKind::InvalidSpec, join(problems.lines(), "\n"));
     return spec;
+}
+
+}  // namespace
+
+QJsonObject run_spec_to_json(const RunSpec& spec) {
+    QJsonObject object;
+    for (const SpecField& field : spec_fields())
+        object.insert(QString::fromUtf8(field.key.data(), qsizetype(field.key.size())),
+                      field_to_json(field, spec));
+    return object;
+}
+
+RunSpec run_spec_from_json(const QByteArray& document, const RunSpec& defaults) {
+    return read_document(document, defaults, nullptr);
+}
+
+QJsonObject experiment_to_json(const Experiment& experiment) {
+    QJsonObject object = run_spec_to_json(experiment.spec);
+    if (experiment.repeats > 1)
+        object.insert(QStringLiteral("repeats"), experiment.repeats);
+    return object;
+}
+
+Experiment experiment_from_json(const QByteArray& document, const RunSpec& defaults) {
+    Experiment experiment;
+    experiment.spec = read_document(document, defaults, &experiment.repeats);
+    return experiment;
 }
 
 QStringList run_spec_json_keys() {

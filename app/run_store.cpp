@@ -373,7 +373,7 @@ constexpr int metric_rows_per_chunk = 50;
 constexpr const char* run_columns =
     "id, name, tags_json, config_json, state, message, info_json, machine, created, started_at, "
     "ended_at, steps, epochs, train_seconds, best_val_accuracy, mean_images_per_s, targets_json, "
-    "other_programs_share";
+    "other_programs_share, group_id";
 
 QString statement_sql(Statement statement) {
     switch (statement) {
@@ -390,7 +390,7 @@ QString statement_sql(Statement statement) {
         case Statement::CreateRun:
             return QStringLiteral(
                 "INSERT INTO runs (name, tags_json, config_json, state, machine, created, pid, "
-                "host, heartbeat) VALUES (?, ?, ?, 'created', ?, ?, ?, ?, ?)");
+                "host, heartbeat, group_id) VALUES (?, ?, ?, 'created', ?, ?, ?, ?, ?, ?)");
         case Statement::BeginImport:
             return QStringLiteral(
                 "INSERT INTO runs (name, config_json, state, created) VALUES ('', '{}', "
@@ -400,7 +400,7 @@ QString statement_sql(Statement statement) {
                 "UPDATE runs SET name = ?, tags_json = ?, config_json = ?, state = ?, message = "
                 "?, info_json = ?, machine = ?, created = ?, started_at = ?, ended_at = ?, steps "
                 "= ?, epochs = ?, train_seconds = ?, best_val_accuracy = ?, mean_images_per_s = "
-                "?, targets_json = ?, other_programs_share = ? WHERE id = ?");
+                "?, targets_json = ?, other_programs_share = ?, group_id = ? WHERE id = ?");
         case Statement::MarkStarted:
             return QStringLiteral(
                 "UPDATE runs SET state = 'running', info_json = ?, started_at = ?, pid = ?, "
@@ -892,6 +892,7 @@ StoredRun read_run(const QSqlQuery& query, const QString& path) {
     run.mean_images_per_s = optional_from(query.value(15));
     run.targets = targets_from_json(json_array(query.value(16)));
     run.other_programs_share = optional_from(query.value(17));
+    run.group = query.value(18).toString();
     return run;
 }
 
@@ -1045,16 +1046,17 @@ QString readable_runs_text(const StoreDamage& damage) {
     return text;
 }
 
-std::int64_t RunStore::create_run(const RunSpec& spec, const QString& name,
-                                  const QStringList& tags) {
+std::int64_t RunStore::create_run(const RunSpec& spec, const QString& name, const QStringList& tags,
+                                  const QString& group) {
     Connection& c = *connection_;
     std::int64_t id = 0;
     c.write([&] {
-        QSqlQuery& query = c.run(
-            Statement::CreateRun,
-            {name, compact_json(tags_to_json(tags)), compact_json(run_spec_to_json(spec)),
-             machine_description(), time_value(QDateTime::currentDateTimeUtc()),
-             QCoreApplication::applicationPid(), host_name(), QDateTime::currentMSecsSinceEpoch()});
+        QSqlQuery& query =
+            c.run(Statement::CreateRun,
+                  {name, compact_json(tags_to_json(tags)), compact_json(run_spec_to_json(spec)),
+                   machine_description(), time_value(QDateTime::currentDateTimeUtc()),
+                   QCoreApplication::applicationPid(), host_name(),
+                   QDateTime::currentMSecsSinceEpoch(), group});
         id = query.lastInsertId().toLongLong();
         if (name.isEmpty())
             c.run(Statement::Rename, {QStringLiteral("run %1").arg(id), qint64(id)});
@@ -1301,7 +1303,7 @@ void RunStore::Insertion::finish_run(std::int64_t id, const StoredRun& stored) {
          time_value(stored.started_at), time_value(stored.ended_at), qint64(stored.steps),
          stored.epochs, stored.train_seconds, optional_value(stored.best_val_accuracy),
          optional_value(stored.mean_images_per_s), compact_json(targets_to_json(stored.targets)),
-         optional_value(stored.other_programs_share), qint64(id)});
+         optional_value(stored.other_programs_share), stored.group, qint64(id)});
 }
 
 void fault_injection::set_store_write_hook(StoreWriteHook hook) {

@@ -90,6 +90,7 @@ struct StoredRun {
     std::optional<double> mean_images_per_s;
     std::optional<double> other_programs_share;  // EpochMetrics::other_programs_share, the last
     std::vector<TargetReached> targets;
+    QString group;  // RunRecord::group: the repeats it is one of; empty when none
 };
 
 // A whole run to add to a store (an import): its row in the run list and every metric row.
@@ -110,7 +111,7 @@ class RunStore {
 
   public:
     // The schema this build writes; files with a higher user_version are refused (NewerSchema).
-    static constexpr int schema_version = 3;
+    static constexpr int schema_version = 4;
 
     // Opens the store at `path`, creating the file (and its folder) when absent (unless `access`
     // says it must exist: then StoreError::Kind::Missing, and nothing is created) and migrating
@@ -147,7 +148,9 @@ class RunStore {
 
     // Writing a run's life: created (queued) -> started -> metrics (many batches) -> ended.
     // An empty name becomes "run <id>". Records this process and host (crash detection).
-    std::int64_t create_run(const RunSpec& spec, const QString& name, const QStringList& tags = {});
+    // `group` (RunRecord::group) puts it in a group of repeats.
+    std::int64_t create_run(const RunSpec& spec, const QString& name, const QStringList& tags = {},
+                            const QString& group = {});
     void mark_started(std::int64_t id, const RunInfo& info);
     // Appends rows and updates the run's summary and heartbeat, in one transaction.
     void append_metrics(std::int64_t id, const std::vector<MetricRow>& rows,

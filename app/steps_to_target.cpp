@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <tuple>
 
@@ -62,6 +63,50 @@ StepsToTarget steps_to_target(const std::vector<const RunRecord*>& runs, double 
             result.perfect_scaling.back().first != point.global_batch)
             result.perfect_scaling.emplace_back(point.global_batch, work / point.global_batch);
     return result;
+}
+
+std::vector<StepsToTargetGroup> steps_to_target_groups(const StepsToTarget& result,
+                                                       const std::vector<const RunRecord*>& runs) {
+    std::map<int, QString> group_of;
+    for (const RunRecord* run : runs)
+        if (run != nullptr && !run->group.isEmpty())
+            group_of[run->id] = run->group;
+    std::vector<std::vector<const StepsToTargetPoint*>> members;
+    std::map<QString, std::size_t> index;
+    for (const StepsToTargetPoint& point : result.reached) {
+        const auto group = group_of.find(point.run_id);
+        if (group == group_of.end())
+            continue;
+        const auto [at, added] = index.try_emplace(group->second, members.size());
+        if (added)
+            members.emplace_back();
+        members[at->second].push_back(&point);
+    }
+    std::vector<StepsToTargetGroup> groups;
+    for (const auto& [group, at] : index) {
+        const std::vector<const StepsToTargetPoint*>& points = members[at];
+        if (points.size() < 2)
+            continue;
+        StepsToTargetGroup drawn{.group = group,
+                                 .global_batch = points.front()->global_batch,
+                                 .run_ids = {},
+                                 .steps = {},
+                                 .images = {}};
+        std::vector<double> steps;
+        std::vector<double> images;
+        for (const StepsToTargetPoint* point : points) {
+            drawn.run_ids.push_back(point->run_id);
+            steps.push_back(double(point->steps));
+            images.push_back(point->images);
+        }
+        drawn.steps = *spread_of(steps);
+        drawn.images = *spread_of(images);
+        groups.push_back(std::move(drawn));
+    }
+    // In the order of each group's first member in `reached`.
+    std::sort(groups.begin(), groups.end(),
+              [&](const auto& a, const auto& b) { return index.at(a.group) < index.at(b.group); });
+    return groups;
 }
 
 }  // namespace scalelab

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "run_group.h"
 #include "run_record.h"
 
 namespace scalelab {
@@ -32,5 +33,21 @@ struct StepsToTarget {
 // target, else the first evaluation in its ValAccuracy curve at or above it. Runs that have not
 // started, or have no global batch, are left out.
 StepsToTarget steps_to_target(const std::vector<const RunRecord*>& runs, double target);
+
+// The members of one group of repeats (RunRecord::group) that reached the target, drawn as one
+// point: the mean of their steps and images, with their spread for an error bar.
+struct StepsToTargetGroup {
+    QString group;
+    int global_batch = 0;
+    std::vector<int> run_ids;  // the members that reached it, in StepsToTarget::reached order
+    Spread steps;
+    Spread images;
+};
+
+// The groups of `runs` with at least two members in `result.reached`, in the order of their
+// first such member there. A member that did not reach the target is in result.not_reached, not
+// in the mean (which is then over the members that did: the count says how many).
+std::vector<StepsToTargetGroup> steps_to_target_groups(const StepsToTarget& result,
+                                                       const std::vector<const RunRecord*>& runs);
 
 }  // namespace scalelab

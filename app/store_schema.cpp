@@ -54,6 +54,11 @@ const std::vector<SchemaStep>& schema_steps() {
              // measured), so that a run whose throughput they disturbed is flagged in the list.
              "ALTER TABLE runs ADD COLUMN other_programs_share REAL",
          }},
+        {4,
+         {
+             // The repeats a run is one of (RunRecord::group): '' for a run that stands alone.
+             "ALTER TABLE runs ADD COLUMN group_id TEXT NOT NULL DEFAULT ''",
+         }},
     };
     return steps;
 }

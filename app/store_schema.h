@@ -15,7 +15,8 @@ inline constexpr int application_id = 0x53434C42;
 // One migration: the statements that take a store from version `to_version - 1` to
 // `to_version`. Version 1 is the first design (runs and their metric rows); version 2 adds what
 // crash detection and organising runs need (tags, the recording process, its heartbeat);
-// version 3 the share of the cores other programs used during a run.
+// version 3 the share of the cores other programs used during a run; version 4 the group of
+// repeats a run belongs to.
 struct SchemaStep {
     int to_version = 0;
     std::vector<QString> statements;

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
     build-essential cmake ninja-build
     qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite
-    libdnnl-dev ocl-icd-opencl-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev
+    libdnnl-dev ocl-icd-opencl-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev libboost-dev
     openmpi-bin libopenmpi-dev
     python3-numpy python3-torch python3-pyflakes
     dataset-fashion-mnist

@@ -4,12 +4,15 @@
 #include <QWidget>
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <set>
 #include <vector>
 
 #include "chart_surface.h"
+#include "curve_decimation.h"
+#include "group_curves.h"
 
 class QCheckBox;
 class QComboBox;
@@ -52,6 +55,11 @@ enum class XAxis { Step, Epoch, Samples, WallTime };
 // at its global batch.
 enum class SeriesPart { Curve, Raw, WarmupEnd, GlobalBatch };
 
+// The series a group of repeats (RunRecord::group, at least two members shown) draws on a
+// chart in place of its members' curves: the mean line (named in the legend) and the
+// translucent band of their spread around it.
+enum class GroupPart { Mean, Band };
+
 // Training loss, validation accuracy, images/s, learning rate and gradient noise scale of the
 // visible runs of a RunCollection, side by side in a grid, with the controls they share above
 // them: the x axis, the smoothing weight (TensorBoard's debiased EMA), a log scale for the loss,
@@ -62,6 +70,15 @@ enum class SeriesPart { Curve, Raw, WarmupEnd, GlobalBatch };
 // Every chart shows the same runs in the same colours. Each chart draws its own legend where
 // every shown chart's fits it in one row (ChartSurface::legendFits()); else one legend under the
 // grid lists the runs, and the charts draw none.
+//
+// A group of repeats with at least two shown members is drawn as one: the mean of its members'
+// curves (group_curve(), each smoothed first where runs are, so that the band is the spread of
+// the seeds' trends rather than of every step's noise) with a band of ± 1 standard deviation or
+// min to max around it (the Band box; or none), in its first member's colour, named
+// "resnet8 batch 256 (5 seeds)" in the legend (group_legend()). The members themselves are
+// drawn only on request (the Seeds box), as faint lines in the group's colour; their warm-up
+// lines and annotations are drawn in the group's colour either way. A group's curves are kept
+// from redraw to redraw until a member gets new points or the x axis, smoothing or band changes.
 //
 // Each visible run's annotations (run_annotations()) that have a point are written beside it on
 // the chart of their metric, in the run's colour.
@@ -91,12 +108,17 @@ class ChartGrid : public QWidget {
     // The key of the run's label `index`: its annotations that have a point, in
     // run_annotations() order, counted from 0.
     static QString annotationKey(int runId, int index);
+    // The key of one group's series on a chart.
+    static QString groupKey(const QString& group, GroupPart part);
 
     // The charts laid out, in grid order.
     const std::vector<ChartKind>& shownCharts() const { return shown_; }
 
     XAxis xAxis() const { return x_axis_; }
     double smoothing() const { return smoothing_; }
+    GroupBand band() const { return band_; }
+    // Whether a group's members are drawn (faintly) behind its mean.
+    bool membersShown() const { return members_shown_; }
     bool logLoss() const;
     // Whether legends are shown (the charts' own, or the one under the grid); exports always
     // have theirs.
@@ -114,6 +136,8 @@ class ChartGrid : public QWidget {
     // False, changing nothing, when `weight` is outside [0, max_smoothing].
     bool setSmoothing(double weight);
     void setLogLoss(bool log);
+    void setBand(scalelab::GroupBand band);
+    void setMembersShown(bool shown);
     void setDarkTheme(bool dark);
     // Multiplies every chart font (presenter mode); false, changing nothing, unless scale > 0.
     bool setFontScale(double scale);
@@ -131,13 +155,62 @@ class ChartGrid : public QWidget {
     void resizeEvent(QResizeEvent* event) override;
 
   private:
+    // How a run's curve is drawn: on its own, faintly behind its group's mean, or not at all
+    // (the mean stands for it).
+    enum class RunLook { Own, Member, Hidden };
+    // What a group's curve on one chart is computed from: equal keys give equal curves. Runs
+    // only grow (points are appended), so a member's point count and last value tell its curve
+    // apart from any earlier one.
+    struct GroupCurveKey {
+        struct Member {
+            int id = 0;
+            std::size_t points = 0;
+            std::uint64_t last = 0;  // the bits of the last value (NaN equals itself here)
+            bool operator==(const Member&) const = default;
+        };
+        std::vector<Member> members;
+        XAxis axis = XAxis::Step;
+        double smoothing = 0.0;  // 0 on the charts that are not smoothed
+        GroupBand band = GroupBand::Off;
+        bool operator==(const GroupCurveKey&) const = default;
+    };
+    // A group's curve on one chart as drawn (decimated), and what it was computed from.
+    struct GroupChartCurve {
+        GroupCurveKey key;
+        QList<QPointF> mean;  // empty where the members' curves do not overlap
+        BandEdges band;       // empty with GroupBand::Off
+    };
+    // A group as drawn: its shown members, what the legend lists for it, and its curves.
+    struct DrawnGroup {
+        std::vector<int> members;
+        QString legend;
+        int colour = 0;  // palette index: its first member's
+        std::array<GroupChartCurve, chart_kind_count> curves;
+    };
+    using ShownGroups = std::map<QString, std::vector<const RunRecord*>>;
+
     QWidget* createControls();
     void markDirty(int id);
     void markAllDirty();
-    void drawRun(const RunRecord& record);
-    void drawChart(ChartKind kind, const RunRecord& record);
-    void drawGlobalBatch(const RunRecord& record);
-    void drawAnnotations(const RunRecord& record);
+    // The groups with at least two shown members, each with those in RunCollection order.
+    ShownGroups shownGroups() const;
+    // The groups the dirty runs are or were drawn in; their members all become dirty.
+    std::set<QString> dirtyGroups(const ShownGroups& shown);
+    void drawRun(const RunRecord& record, const ShownGroups& shown);
+    // `references`: whether the run's own warm-up and global-batch lines are drawn.
+    void drawChart(ChartKind kind, const RunRecord& record, RunLook look, const QColor& colour,
+                   bool references);
+    void drawGroup(const QString& group, const std::vector<const RunRecord*>& members);
+    void drawGroupChart(ChartKind kind, const QString& group,
+                        const std::vector<const RunRecord*>& members, DrawnGroup& drawn);
+    // The group's curve on chart `kind`: `cached` when its key still holds, else computed anew
+    // into it.
+    const GroupChartCurve& groupChartCurve(ChartKind kind,
+                                           const std::vector<const RunRecord*>& members,
+                                           GroupChartCurve& cached) const;
+    void eraseGroup(const QString& group);
+    void drawGlobalBatch(const RunRecord& record, const QColor& colour, bool references);
+    void drawAnnotations(const RunRecord& record, const QColor& colour, bool grouped);
     void eraseAnnotations(int id, int from);
     void eraseRun(int id);
     void updateAxisTitles();
@@ -155,15 +228,20 @@ class ChartGrid : public QWidget {
     QCheckBox* log_loss_box_ = nullptr;
     QCheckBox* noise_scale_box_ = nullptr;
     QCheckBox* legend_box_ = nullptr;
+    QComboBox* band_box_ = nullptr;
+    QCheckBox* members_box_ = nullptr;
     ChartLegend* shared_legend_ = nullptr;
 
     XAxis x_axis_ = XAxis::Step;
     double smoothing_ = default_smoothing;
     bool legend_shown_ = true;
+    GroupBand band_ = GroupBand::StdDev;
+    bool members_shown_ = false;
     QTimer redraw_timer_;
     std::set<int> dirty_;              // runs to redraw (or erase, once hidden or removed)
     std::set<int> drawn_;              // runs with series on the charts
     std::map<int, int> labels_drawn_;  // run id -> annotation labels it has on the charts
+    std::map<QString, DrawnGroup> groups_drawn_;  // groups with series on the charts
     int redraw_count_ = 0;
 };
 

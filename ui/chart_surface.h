@@ -51,6 +51,12 @@ class ChartSurface {
     // an empty legend keeps it out (faint raw points, markers).
     virtual void setSeries(const QString& key, const QString& legend, const QList<QPointF>& points,
                            const SeriesStyle& style) = 0;
+    // A translucent band in the style's colour between the curves `low` and `high` (a group's
+    // spread around its mean line), drawn under every line. Shares the keys of setSeries, never
+    // has a legend entry; fitAxes() includes both edges and seriesPoints() returns `high` then
+    // `low` reversed (its outline).
+    virtual void setBand(const QString& key, const QList<QPointF>& low, const QList<QPointF>& high,
+                         const SeriesStyle& style) = 0;
     virtual void removeSeries(const QString& key) = 0;
     virtual void clearSeries() = 0;
     virtual bool hasSeries(const QString& key) const = 0;

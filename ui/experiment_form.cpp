@@ -35,7 +35,9 @@
 #include "error.h"
 #include "number_lists.h"
 #include "number_spin_box.h"
+#include "repeats.h"
 #include "run_collection.h"
+#include "run_group.h"
 #include "run_spec_json.h"
 #include "scaled_font.h"
 #include "theme.h"
@@ -543,6 +545,15 @@ QWidget* ExperimentForm::buildTrainingGroup() {
     smoothing->setSingleStep(0.05);
     addFieldRow(layout, smoothing);
     addFieldRow(layout, bind("seed", &RunSpec::seed));
+    // Not a RunSpec field: a group's runs differ in their seed alone, so one spec plus a count.
+    repeats_ = named(new QSpinBox, "repeats");
+    repeats_->setRange(kIntMin, kIntMax);  // out of range reaches validation, as for the fields
+    repeats_->setValue(1);
+    connect(repeats_, &QSpinBox::valueChanged, this, &ExperimentForm::refresh);
+    addRow(layout, tr("Repeats"), repeats_,
+           tr("Runs of this experiment over seeds seed, seed + 1, ... (1 to %1), one group: the "
+              "run table shows their mean and spread")
+               .arg(most_repeats));
     auto* target = bind("target_accuracy", &RunSpec::target_accuracy);
     target->setSingleStep(0.01);
     addFieldRow(layout, target);
@@ -764,6 +775,9 @@ std::vector<ExperimentForm::Problem> ExperimentForm::collectProblems() const {
     if (const std::string folder = data::dataset_folder_problem(dataset_request(spec));
         !folder.empty())
         problems.push_back({QStringLiteral("data_dir"), QString::fromStdString(folder)});
+    if (const QString problem = repeats_problem(tr("Repeats"), repeats_->value(), spec.seed);
+        !problem.isEmpty())
+        problems.push_back({repeats_->objectName(), problem});
     QStringList taken;
     for (const Problem& problem : problems)
         taken.append(problem.field);
@@ -793,10 +807,13 @@ ExperimentForm::Sweep ExperimentForm::readSweep() const {
     else
         sweep.problems.push_back({sweepLrs_->objectName(), problem});
 
-    if (sweep.runs() > std::size_t(most_runs_queued_at_once))
+    // Repeats multiply the sweep's runs; an invalid count is the Repeats field's problem.
+    const std::size_t runs =
+        sweep.runs() * std::size_t(std::clamp(repeats_->value(), 1, most_repeats));
+    if (runs > std::size_t(most_runs_queued_at_once))
         sweep.problems.push_back({{},
                                   tr("the sweep has %1 runs; queue at most %2 at a time")
-                                      .arg(sweep.runs())
+                                      .arg(runs)
                                       .arg(most_runs_queued_at_once)});
 
     // A value that would make an invalid run is named at its list. Judged only against a valid
@@ -842,6 +859,10 @@ QString ExperimentForm::fieldProblem(const QString& name) const {
 QWidget* ExperimentForm::field(const QString& name) const {
     const FieldRow* row = findRow(name);
     return row ? row->editor : nullptr;
+}
+
+int ExperimentForm::repeats() const {
+    return repeats_->value();
 }
 
 bool ExperimentForm::sweepValid() const {
@@ -1093,7 +1114,8 @@ bool ExperimentForm::saveConfig(const QString& path, QString* error) const {
         return false;
     }
     const QByteArray json =
-        QJsonDocument(run_spec_to_json(current)).toJson(QJsonDocument::Indented);
+        QJsonDocument(experiment_to_json({.spec = current, .repeats = repeats_->value()}))
+            .toJson(QJsonDocument::Indented);
     const QString reason =
         write_whole_file(path, [&](QIODevice& file) { return file.write(json) == json.size(); });
     if (!reason.isEmpty()) {
@@ -1109,14 +1131,15 @@ bool ExperimentForm::loadConfig(const QString& path, QString* error) {
         report(error, tr("cannot read %1: %2").arg(path, file.errorString()));
         return false;
     }
-    RunSpec loaded;
+    Experiment loaded;
     try {
-        loaded = run_spec_from_json(file.readAll());
+        loaded = experiment_from_json(file.readAll());
     } catch (const Error& e) {
         report(error, tr("%1: %2").arg(path, QString::fromStdString(e.what())));
         return false;
     }
-    setSpec(loaded);
+    repeats_->setValue(loaded.repeats);
+    setSpec(loaded.spec);
     return true;
 }
 

@@ -41,8 +41,8 @@ class NumberSpinBox;
 // Start, and Start stays disabled until the form describes a valid run.
 //
 // Editors are reachable by their RunSpec field name (field("batch")), which is also their
-// objectName; "global_batch", "sweep_devices", "sweep_batches" and "sweep_lrs" name the editors
-// that are not RunSpec fields.
+// objectName; "global_batch", "repeats", "sweep_devices", "sweep_batches" and "sweep_lrs" name
+// the editors that are not RunSpec fields.
 class ExperimentForm : public QWidget {
     Q_OBJECT
 
@@ -63,6 +63,11 @@ class ExperimentForm : public QWidget {
     // The editor of a field, by RunSpec field name or one of the extra names above; nullptr for
     // an unknown name.
     QWidget* field(const QString& name) const;
+
+    // How many runs Start queues of spec(), over seeds seed .. seed + repeats - 1 as one group
+    // (the Repeats field, "repeats"); a sweep repeats each of its runs as many times, each its
+    // own group. Meaningful while isValid().
+    int repeats() const;
 
     // The sweep's runs: device counts x batch sizes x learning rates, devices outermost, each a
     // copy of spec() with those three values; an empty list stands for the form's value.
@@ -210,6 +215,7 @@ class ExperimentForm : public QWidget {
     QSpinBox* devices_ = nullptr;
     QSpinBox* batch_ = nullptr;
     QSpinBox* globalBatch_ = nullptr;
+    QSpinBox* repeats_ = nullptr;
     QComboBox* dataset_ = nullptr;
     QLineEdit* dataDir_ = nullptr;
     QPushButton* browse_ = nullptr;

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 
 #include "run_collection.h"
+#include "run_group.h"
 #include "run_palette.h"
 #include "scaled_font.h"
 #include "theme.h"
@@ -107,7 +108,7 @@ LessonPanel::LessonPanel(RunCollection& runs, QWidget* parent) : QWidget(parent)
     for (const auto signal :
          {&RunCollection::runChanged, &RunCollection::curvesChanged, &RunCollection::runRemoved})
         connect(&runs_, signal, this, [this](int id) {
-            if (std::find(run_ids_.begin(), run_ids_.end(), id) != run_ids_.end())
+            if (follows(id))
                 scheduleRefresh();
         });
     title_->setText(tr("No lesson open"));
@@ -132,7 +133,10 @@ void LessonPanel::setLesson(const Lesson& lesson) {
                                  .arg(lesson.assessment->target)
                                  .arg(lesson.assessment->time_budget_s));
     assessment_->setVisible(lesson.assessment.has_value());
-    run_button_->setText(tr("Run lesson (%n run(s))", nullptr, int(lesson.runs.size())));
+    int runs = 0;
+    for (const LessonRun& run : lesson.runs)
+        runs += run.repeats;
+    run_button_->setText(tr("Run lesson (%n run(s))", nullptr, runs));
     run_button_->setEnabled(!lesson.runs.empty());
 
     while (QLayoutItem* item = view_buttons_->layout()->takeAt(0)) {
@@ -152,7 +156,9 @@ void LessonPanel::setLesson(const Lesson& lesson) {
 
     run_list_->clear();
     for (const LessonRun& run : lesson.runs)
-        run_list_->addTopLevelItem(new QTreeWidgetItem({run.name, tr("not started"), QString()}));
+        run_list_->addTopLevelItem(new QTreeWidgetItem(
+            {run.repeats > 1 ? tr("%1 · %n seed(s)", nullptr, run.repeats).arg(run.name) : run.name,
+             tr("not started"), QString()}));
     showClaims();
 }
 
@@ -175,6 +181,8 @@ void LessonPanel::showClaims() {
                                  ? tr("<b style='color:#1b7f3b'>✓ held</b>")
                              : verdict.outcome == ClaimOutcome::Failed
                                  ? tr("<b style='color:#c62828'>✗ did not hold</b>")
+                             : verdict.outcome == ClaimOutcome::WithinNoise
+                                 ? tr("<b style='color:#b26a00'>~ not shown (seed noise)</b>")
                                  : tr("<b>…</b>");
         html +=
             QStringLiteral("<p style='margin:4px 0'>%1 %2<br><small>%3</small></p>")
@@ -184,7 +192,7 @@ void LessonPanel::showClaims() {
     claims_area_->setVisible(!verdicts.empty());
 }
 
-void LessonPanel::setRunIds(std::vector<int> ids) {
+void LessonPanel::setRunIds(LessonRunIds ids) {
     run_ids_ = std::move(ids);
     refreshNow();
 }
@@ -196,6 +204,11 @@ AssessmentVerdict LessonPanel::verdict(int runId) const {
     return assess(*lesson_->assessment, *run);
 }
 
+QString LessonPanel::stateText(int row) const {
+    const QTreeWidgetItem* item = run_list_->topLevelItem(row);
+    return item != nullptr ? item->text(1) : QString();
+}
+
 QString LessonPanel::resultText(int row) const {
     const QTreeWidgetItem* item = run_list_->topLevelItem(row);
     return item != nullptr ? item->text(2) : QString();
@@ -204,6 +217,12 @@ QString LessonPanel::resultText(int row) const {
 void LessonPanel::scheduleRefresh() {
     if (!refresh_timer_.isActive())
         refresh_timer_.start();
+}
+
+bool LessonPanel::follows(int runId) const {
+    return std::any_of(run_ids_.begin(), run_ids_.end(), [runId](const std::vector<int>& members) {
+        return std::find(members.begin(), members.end(), runId) != members.end();
+    });
 }
 
 QString LessonPanel::resultFor(int runId) const {
@@ -228,32 +247,82 @@ void LessonPanel::changeEvent(QEvent* event) {
     QWidget::changeEvent(event);
 }
 
+std::pair<int, int> LessonPanel::assessed(const std::vector<int>& members) const {
+    int passed = 0, failed = 0;
+    for (const int id : members) {
+        const AssessmentOutcome outcome = verdict(id).outcome;
+        passed += outcome == AssessmentOutcome::Passed;
+        failed += outcome == AssessmentOutcome::Failed;
+    }
+    return {passed, failed};
+}
+
+QString LessonPanel::groupStateFor(const std::vector<int>& members) const {
+    std::vector<const RunRecord*> records;
+    for (const int id : members)
+        if (const RunRecord* run = runs_.find(id))
+            records.push_back(run);
+    if (records.empty())
+        return tr("removed");
+    return group_ended_text(group_summary(records.front()->group, records));
+}
+
+QString LessonPanel::groupResultFor(const std::vector<int>& members) const {
+    if (lesson_ && lesson_->assessment) {
+        const auto [passed, failed] = assessed(members);
+        return tr("%1 of %n passed, %2 failed", nullptr, int(members.size()))
+            .arg(passed)
+            .arg(failed);
+    }
+    std::vector<const RunRecord*> records;
+    for (const int id : members)
+        if (const RunRecord* run = runs_.find(id))
+            records.push_back(run);
+    const GroupSummary summary =
+        group_summary(records.empty() ? QString() : records.front()->group, records);
+    QStringList parts;
+    // The mean and standard deviation over the members that have a result so far.
+    if (const auto& accuracy = summary.best_val_accuracy)
+        parts << tr("best accuracy %1 ± %2 (%n run(s))", nullptr, accuracy->count)
+                     .arg(accuracy->mean, 0, 'f', 3)
+                     .arg(accuracy->stddev, 0, 'f', 3);
+    if (const auto& rate = summary.images_per_s)
+        parts << tr("%1 images/s").arg(rate->mean, 0, 'f', 0);
+    if (summary.diverged > 0)
+        parts << tr("%n diverged", nullptr, summary.diverged);
+    return parts.join(QStringLiteral(", "));
+}
+
+void LessonPanel::refreshRow(QTreeWidgetItem* item, const std::vector<int>& members) {
+    const bool group = members.size() > 1;
+    const RunRecord* first = members.empty() ? nullptr : runs_.find(members.front());
+    if (!group && first != nullptr)
+        item->setText(0, first->name);
+    item->setToolTip(0, item->text(0));
+    // A swatch of the (first) run's colour beside its name in the text colour, as in the run
+    // table: a name in a light run colour would be hard to read.
+    item->setData(0, Qt::DecorationRole,
+                  first != nullptr ? QVariant(run_colour(first->colour)) : QVariant());
+    item->setText(1, group              ? groupStateFor(members)
+                     : first != nullptr ? QString::fromUtf8(to_string(first->state))
+                                        : tr("removed"));
+    const QString result = group ? groupResultFor(members) : resultFor(members.front());
+    item->setText(2, result);
+    item->setToolTip(2, result);
+    if (lesson_ && lesson_->assessment && first != nullptr) {
+        const auto [passed, failed] = assessed(members);
+        item->setForeground(2, failed > 0 ? QBrush(problem_colour(current_theme()))
+                               : passed == int(members.size())
+                                   ? QBrush(success_colour(current_theme()))
+                                   : QBrush());
+    }
+}
+
 void LessonPanel::refreshNow() {
     refresh_timer_.stop();
-    for (int row = 0; row < run_list_->topLevelItemCount(); ++row) {
-        QTreeWidgetItem* item = run_list_->topLevelItem(row);
-        if (std::size_t(row) >= run_ids_.size())
-            continue;
-        const int id = run_ids_[std::size_t(row)];
-        const RunRecord* run = runs_.find(id);
-        item->setText(0, run != nullptr ? run->name : item->text(0));
-        item->setToolTip(0, item->text(0));
-        // A swatch of the run's colour beside its name in the text colour, as in the run
-        // table: a name in a light run colour would be hard to read.
-        item->setData(0, Qt::DecorationRole,
-                      run != nullptr ? QVariant(run_colour(run->colour)) : QVariant());
-        item->setText(1, run != nullptr ? QString::fromUtf8(to_string(run->state)) : tr("removed"));
-        const QString result = resultFor(id);
-        item->setText(2, result);
-        item->setToolTip(2, result);
-        if (lesson_ && lesson_->assessment && run != nullptr) {
-            const AssessmentOutcome outcome = verdict(id).outcome;
-            item->setForeground(
-                2, outcome == AssessmentOutcome::Passed   ? QBrush(success_colour(current_theme()))
-                   : outcome == AssessmentOutcome::Failed ? QBrush(problem_colour(current_theme()))
-                                                          : QBrush());
-        }
-    }
+    for (int row = 0; row < run_list_->topLevelItemCount(); ++row)
+        if (std::size_t(row) < run_ids_.size() && !run_ids_[std::size_t(row)].empty())
+            refreshRow(run_list_->topLevelItem(row), run_ids_[std::size_t(row)]);
     showClaims();
 }
 

@@ -4,6 +4,7 @@
 #include <QWidget>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "assessment.h"
@@ -13,6 +14,7 @@ class QLabel;
 class QPushButton;
 class QScrollArea;
 class QTreeWidget;
+class QTreeWidgetItem;
 
 namespace scalelab {
 
@@ -22,7 +24,8 @@ class RunCollection;
 // laptop's or a GPU workstation's), the button that queues its runs, and then each run's state
 // and result; for the assessment, pass or fail with the figures; and the lesson's claims about
 // its runs, each held or not with the values measured (shown as they are, a claim that did not
-// hold included).
+// hold included). A lesson run with repeats is one line: its group's progress and the mean and
+// spread of its results.
 //
 // The panel only shows and asks: the window queues the runs (runLessonRequested) and tells the
 // panel their ids (setRunIds). Run states are refreshed at most five times a second.
@@ -37,12 +40,13 @@ class LessonPanel : public QWidget {
     // Shows `lesson`; the runs of the lesson shown before are no longer followed here.
     void setLesson(const Lesson& lesson);
     const std::optional<Lesson>& lesson() const { return lesson_; }
-    // The runs queued for the lesson, in lesson order (empty until it is run).
-    void setRunIds(std::vector<int> ids);
-    const std::vector<int>& runIds() const { return run_ids_; }
+    // The runs queued for the lesson, by lesson run in lesson order (empty until it is run).
+    void setRunIds(LessonRunIds ids);
+    const LessonRunIds& runIds() const { return run_ids_; }
     // The assessment's verdict for one of the lesson's runs (Pending without an assessment).
     AssessmentVerdict verdict(int runId) const;
-    // The text of the result column for row `row` (tests read what the user sees).
+    // The text of the state and result columns for row `row` (tests read what the user sees).
+    QString stateText(int row) const;
     QString resultText(int row) const;
     // The lesson's claims judged on its runs, in lesson order (Pending before they end).
     std::vector<ClaimVerdict> claimVerdicts() const;
@@ -62,12 +66,19 @@ class LessonPanel : public QWidget {
 
   private:
     void scheduleRefresh();
+    bool follows(int runId) const;
     QString resultFor(int runId) const;
+    // A lesson run with repeats: how its members ended, and the spread of their results.
+    QString groupStateFor(const std::vector<int>& members) const;
+    QString groupResultFor(const std::vector<int>& members) const;
+    // How many of `members` passed the assessment and how many failed.
+    std::pair<int, int> assessed(const std::vector<int>& members) const;
+    void refreshRow(QTreeWidgetItem* item, const std::vector<int>& members);
     void showClaims();
 
     RunCollection& runs_;
     std::optional<Lesson> lesson_;
-    std::vector<int> run_ids_;
+    LessonRunIds run_ids_;
     QLabel* title_ = nullptr;
     QLabel* explanation_ = nullptr;
     QLabel* setting_ = nullptr;

@@ -31,6 +31,7 @@
 #include "export_dialog.h"
 #include "lesson_library.h"
 #include "lesson_panel.h"
+#include "lesson_queue.h"
 #include "log_pane.h"
 #include "log_relay.h"
 #include "metrics_export.h"
@@ -119,6 +120,11 @@ void MainWindow::buildCentralArea() {
     table_model_ = new RunTableModel(runs_, this);
     table_ = new RunTableView(runs_, *table_model_);
     filter_bar_ = new RunFilterBar(table_->filter());
+    // "What differs" speaks through the configuration column, hidden at first.
+    connect(filter_bar_, &RunFilterBar::onlyDifferencesToggled, table_, [this](bool on) {
+        if (on)
+            table_->setColumnHidden(RunTableModel::ConfigurationColumn, false);
+    });
     table_panel_ = new QWidget;
     auto* table_layout = new QVBoxLayout(table_panel_);
     table_layout->setContentsMargins(0, 0, 0, 0);
@@ -492,21 +498,17 @@ std::vector<int> MainWindow::runLesson() {
             runs_.setVisible(id, false);
             hidden_for_lesson_.push_back(id);
         }
-    std::vector<RunSpec> specs;
-    std::vector<QString> names;
-    for (const LessonRun& run : lesson->runs) {
-        specs.push_back(run.spec);
-        names.push_back(run.name);
-    }
-    const std::vector<int> ids = runs_.enqueue(specs, names);
-    for (const int id : ids)
+    // Each lesson run's repeats one group, which the panel follows as one line.
+    const LessonRunIds ids = queue_lesson(runs_, *lesson);
+    const std::vector<int> all = all_runs(ids);
+    for (const int id : all)
         runs_.setTags(id, {lesson->title});
     lesson_panel_->setRunIds(ids);
     statusBar()->showMessage(
         tr("Queued the lesson's %n run(s); earlier runs are hidden (show them in the table)",
-           nullptr, int(ids.size())),
+           nullptr, int(all.size())),
         6000);
-    return ids;
+    return all;
 }
 
 void MainWindow::showView(LessonChart chart) {
@@ -591,9 +593,14 @@ void MainWindow::startRun() {
         return;
     }
     const RunSpec spec = form_->spec();
-    const int id = runs_.start(spec, run_name(spec));
-    if (id != 0)  // otherwise storeError has said why
-        statusBar()->showMessage(tr("Started %1").arg(runs_.find(id)->name), 4000);
+    const std::vector<int> ids = runs_.enqueueRepeats({spec}, {run_name(spec)}, form_->repeats());
+    if (ids.size() == 1)
+        statusBar()->showMessage(tr("Started %1").arg(runs_.find(ids.front())->name), 4000);
+    else if (!ids.empty())  // otherwise storeError has said why
+        statusBar()->showMessage(
+            tr("Queued %n run(s) over seeds %1 and up, as one group", nullptr, int(ids.size()))
+                .arg(spec.seed),
+            4000);
 }
 
 void MainWindow::queueSweep() {
@@ -603,8 +610,8 @@ void MainWindow::queueSweep() {
     std::vector<QString> names;
     for (const RunSpec& spec : specs)
         names.push_back(run_name(spec));
-    runs_.enqueue(specs, names);
-    statusBar()->showMessage(tr("Queued a sweep of %n run(s)", nullptr, int(specs.size())), 4000);
+    const std::vector<int> ids = runs_.enqueueRepeats(specs, names, form_->repeats());
+    statusBar()->showMessage(tr("Queued a sweep of %n run(s)", nullptr, int(ids.size())), 4000);
 }
 
 void MainWindow::stopSelectedRun() {

@@ -70,6 +70,8 @@ class QtChartsSurface final : public ChartSurface {
     bool logY() const override { return log_y_; }
     void setSeries(const QString& key, const QString& legend, const QList<QPointF>& points,
                    const SeriesStyle& style) override;
+    void setBand(const QString& key, const QList<QPointF>& low, const QList<QPointF>& high,
+                 const SeriesStyle& style) override;
     void removeSeries(const QString& key) override;
     void clearSeries() override;
     bool hasSeries(const QString& key) const override;
@@ -104,7 +106,7 @@ class QtChartsSurface final : public ChartSurface {
     // picture (render()) always.
     enum class LegendUse { Widget, Picture };
 
-    enum class Kind { Curve, VerticalLine, HorizontalLine, Label };
+    enum class Kind { Curve, Band, VerticalLine, HorizontalLine, Label };
 
     // The extent of the points a series draws; empty while min > max.
     struct Extent {
@@ -116,7 +118,7 @@ class QtChartsSurface final : public ChartSurface {
     };
     struct Entry {
         QString legend;
-        QList<QPointF> points;  // as given (a line's ends are set by fitAxes)
+        QList<QPointF> points;  // as given (a line's ends are set by fitAxes; a band's outline)
         QList<QPointF> shown;   // the points the axes can show
         SeriesStyle style;
         Kind kind = Kind::Curve;
@@ -136,6 +138,9 @@ class QtChartsSurface final : public ChartSurface {
         qreal max_y = 1.0;
     };
 
+    // Whether series `key` is a `kind` of entry with these legend, points and style already.
+    bool holds(const QString& key, Kind kind, const QString& legend, const QList<QPointF>& points,
+               const SeriesStyle& style) const;
     Entry& entry(const QString& key, const SeriesStyle& style);
     void reshape(Entry& entry, Kind kind);
     // Sets a line's ends to span the axes' ranges.

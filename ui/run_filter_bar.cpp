@@ -8,7 +8,10 @@
 #include <QLineEdit>
 #include <QVBoxLayout>
 
+#include <functional>
+
 #include "run_palette.h"
+#include "run_table_model.h"
 #include "theme.h"
 
 namespace scalelab {
@@ -50,6 +53,15 @@ RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent)
     row->addSpacing(8);
     row->addWidget(count_);
 
+    differences_ = new QCheckBox(tr("What differs"));
+    differences_->setObjectName(QStringLiteral("runDifferences"));
+    differences_->setToolTip(
+        tr("Show in the Configuration column only the settings that differ among the runs "
+           "listed (those hidden on the charts too), not whole configurations; a group counts "
+           "once, with its first seed"));
+    connect(differences_, &QCheckBox::toggled, this, &RunFilterBar::updateDifferences);
+    connect(differences_, &QCheckBox::toggled, this, &RunFilterBar::onlyDifferencesToggled);
+
     error_ = new QLabel;
     error_->setObjectName(QStringLiteral("runSearchError"));
     show_in_problem_colour(*error_);
@@ -63,7 +75,14 @@ RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent)
     layout->setContentsMargins(4, 4, 4, 2);
     layout->setSpacing(2);
     layout->addLayout(row);
-    layout->addWidget(error_);
+    // "What differs" on a line of its own, before a pattern's error: the first line is full on
+    // a 1024-pixel screen.
+    auto* second_row = new QHBoxLayout;
+    second_row->setContentsMargins(0, 0, 0, 0);
+    second_row->addWidget(differences_);
+    second_row->addSpacing(8);
+    second_row->addWidget(error_, 1);
+    layout->addLayout(second_row);
 
     // The field boxes offer the values of every run; the count follows the rows shown.
     QAbstractItemModel* runs = filter_.sourceModel();
@@ -74,6 +93,10 @@ RunFilterBar::RunFilterBar(RunFilter& filter, QWidget* parent) : QWidget(parent)
     connect(&filter_, &QAbstractItemModel::rowsRemoved, this, &RunFilterBar::updateCount);
     connect(&filter_, &QAbstractItemModel::modelReset, this, &RunFilterBar::updateCount);
     connect(&filter_, &QAbstractItemModel::layoutChanged, this, &RunFilterBar::updateCount);
+    for (const auto signal : {&QAbstractItemModel::rowsInserted, &QAbstractItemModel::rowsRemoved})
+        connect(&filter_, signal, this, &RunFilterBar::updateDifferences);
+    connect(&filter_, &QAbstractItemModel::modelReset, this, &RunFilterBar::updateDifferences);
+    connect(&filter_, &QAbstractItemModel::layoutChanged, this, &RunFilterBar::updateDifferences);
     fillFieldBoxes();
     updateCount();
 }
@@ -103,6 +126,25 @@ void RunFilterBar::updateCount() {
     const int all = filter_.sourceModel()->rowCount();
     const int shown = filter_.rowCount();
     count_->setText(shown < all ? tr("%1 of %2 shown").arg(shown).arg(all) : QString());
+}
+
+void RunFilterBar::updateDifferences() {
+    auto* model = qobject_cast<RunTableModel*>(filter_.sourceModel());
+    if (model == nullptr)
+        return;
+    std::vector<int> listed;
+    // Group rows hold their members as children where the table nests them.
+    const std::function<void(const QModelIndex&)> collect = [&](const QModelIndex& parent) {
+        for (int row = 0; row < filter_.rowCount(parent); ++row) {
+            const QModelIndex index = filter_.index(row, 0, parent);
+            if (const int id = index.data(RunTableModel::RunIdRole).toInt(); id > 0)
+                listed.push_back(id);
+            collect(index);
+        }
+    };
+    if (differences_->isChecked())
+        collect({});
+    model->setOnlyDifferences(differences_->isChecked(), listed);
 }
 
 void RunFilterBar::changeEvent(QEvent* event) {

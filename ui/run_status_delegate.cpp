@@ -3,6 +3,7 @@
 #include <QApplication>
 #include <QStyleOptionProgressBar>
 
+#include <algorithm>
 #include <cmath>
 
 #include "run_record.h"
@@ -44,6 +45,12 @@ void RunStatusDelegate::paint(QPainter* painter, const QStyleOptionViewItem& opt
     bar.textVisible = true;
     bar.textAlignment = Qt::AlignCenter;
     style->drawControl(QStyle::CE_ProgressBar, &bar, painter, option.widget);
+}
+
+QSize RunStatusDelegate::sizeHint(const QStyleOptionViewItem& option,
+                                  const QModelIndex& index) const {
+    const QSize size = QStyledItemDelegate::sizeHint(option, index);
+    return {size.width(), std::max(size.height(), option.fontMetrics.height() + 12)};
 }
 
 }  // namespace scalelab

@@ -9,7 +9,9 @@
 #include <QPushButton>
 
 #include <algorithm>
+#include <utility>
 
+#include "compare_dialog.h"
 #include "run_collection.h"
 #include "run_filter.h"
 #include "run_status_delegate.h"
@@ -19,7 +21,7 @@
 namespace scalelab {
 
 RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* parent)
-    : QTableView(parent),
+    : QTreeView(parent),
       runs_(runs),
       model_(model),
       filter_(new RunFilter(model, this)),
@@ -33,23 +35,24 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
     // F2 goes through the rename action, which edits the name whichever cell is current.
     setEditTriggers(DoubleClicked);
     setAlternatingRowColors(true);
-    setShowGrid(false);
     setWordWrap(false);
-    setCornerButtonEnabled(false);
     setIconSize(QSize(12, 12));
-    verticalHeader()->hide();
-    verticalHeader()->setSectionResizeMode(QHeaderView::Fixed);
-    verticalHeader()->setDefaultSectionSize(fontMetrics().height() + 12);
-    horizontalHeader()->setHighlightSections(false);
+    // Every row is one line (the status delegate sets its height): the view need not measure
+    // each of hundreds of rows.
+    setUniformRowHeights(true);
+    setAllColumnsShowFocus(true);
+    // Room for the arrow that opens a group (Fusion draws it 9 px wide), and no more: the
+    // key columns still fit a 1024-pixel projector's table (test_window_layout).
+    setIndentation(fontMetrics().horizontalAdvance(QLatin1Char('M')));
+    header()->setHighlightSections(false);
+    header()->setStretchLastSection(false);
     setColumnWidths();
     setColumnHidden(RunTableModel::ConfigurationColumn, true);
     // The key figures right after the name and the status: the time to target follows them.
-    horizontalHeader()->moveSection(
-        horizontalHeader()->visualIndex(RunTableModel::TimeToTargetColumn),
-        horizontalHeader()->visualIndex(RunTableModel::EfficiencyColumn));
-    horizontalHeader()->setContextMenuPolicy(Qt::CustomContextMenu);
-    connect(horizontalHeader(), &QHeaderView::customContextMenuRequested, this,
-            &RunTableView::chooseColumns);
+    header()->moveSection(header()->visualIndex(RunTableModel::TimeToTargetColumn),
+                          header()->visualIndex(RunTableModel::EfficiencyColumn));
+    header()->setContextMenuPolicy(Qt::CustomContextMenu);
+    connect(header(), &QHeaderView::customContextMenuRequested, this, &RunTableView::chooseColumns);
     connect(&runs_, &RunCollection::runChanged, this, &RunTableView::followStartedRun);
 
     rename_action_ = addRunAction(tr("&Rename"), QStringLiteral("renameAction"));
@@ -81,6 +84,9 @@ RunTableView::RunTableView(RunCollection& runs, RunTableModel& model, QWidget* p
         addRunAction(tr("Export as &PyTorch script..."), QStringLiteral("runPytorchExportAction"));
     connect(pytorch_export_action_, &QAction::triggered, this,
             [this] { emit pytorchExportRequested(selectedRunId()); });
+
+    compare_action_ = addRunAction(tr("&Compare..."), QStringLiteral("compareAction"));
+    connect(compare_action_, &QAction::triggered, this, &RunTableView::compareSelected);
 
     visibility_action_ = addRunAction(tr("&Hide on charts"), QStringLiteral("visibilityAction"));
     connect(visibility_action_, &QAction::triggered, this, [this] {
@@ -131,22 +137,25 @@ void RunTableView::chooseColumns(const QPoint& at) {
         connect(shown, &QAction::toggled, this,
                 [this, column](bool on) { setColumnHidden(column, !on); });
     }
-    menu.exec(horizontalHeader()->mapToGlobal(at));
+    menu.exec(header()->mapToGlobal(at));
 }
 
 QByteArray RunTableView::saveColumns() const {
-    return horizontalHeader()->saveState();
+    return header()->saveState();
 }
 
 bool RunTableView::restoreColumns(const QByteArray& state) {
-    return horizontalHeader()->restoreState(state);
+    return header()->restoreState(state);
 }
 
 void RunTableView::followStartedRun(int id) {
     const RunRecord* run = runs_.find(id);
     if (run == nullptr || run->state != RunState::Running || !followed_.insert(id).second)
         return;
-    const QModelIndex row = indexOfRun(id, RunTableModel::NameColumn);
+    QModelIndex row = indexOfRun(id, RunTableModel::NameColumn);
+    // A run of a closed group: its group's row, rather than opening the group.
+    if (row.parent().isValid() && !isExpanded(row.parent()))
+        row = row.parent();
     if (row.isValid())
         scrollTo(row);
 }
@@ -163,10 +172,12 @@ QAction* RunTableView::addRunAction(const QString& text, const QString& objectNa
 void RunTableView::setColumnWidths() {
     const QFontMetrics metrics = fontMetrics();
     const auto fit = [&](const QString& sample) { return metrics.horizontalAdvance(sample) + 28; };
-    setColumnWidth(RunTableModel::NameColumn, fit(QStringLiteral("sweep 10 (baseline)")) + 30);
+    setColumnWidth(RunTableModel::NameColumn,
+                   fit(QStringLiteral("sweep 10 (baseline)")) + 24 + indentation());
     setColumnWidth(RunTableModel::TagsColumn, fit(QStringLiteral("week 2, lars")));
     // The status is elided past this; its tool tip has the whole message.
     setColumnWidth(RunTableModel::StatusColumn, fit(QStringLiteral("running · 100%")));
+    // A group's spread ("0.897 ± 0.003") is as wide as a run's difference to the baseline.
     setColumnWidth(RunTableModel::BestAccuracyColumn, fit(QStringLiteral("0.912 (+0.013)")));
     setColumnWidth(RunTableModel::TimeToTargetColumn,
                    fit(QStringLiteral("0.90 in 41.2 s (epoch 3, −3.1 s)")));
@@ -178,16 +189,12 @@ void RunTableView::setColumnWidths() {
     // The configuration takes what is left; its tool tip has the whole of it.
     setColumnWidth(RunTableModel::ConfigurationColumn, fit(QStringLiteral("cnn · fashion-mnist · "
                                                                           "2×128 = 256 · sgd lr")));
-    horizontalHeader()->setSectionResizeMode(RunTableModel::ConfigurationColumn,
-                                             QHeaderView::Stretch);
-    horizontalHeader()->setMinimumSectionSize(fit(QStringLiteral("Name")));
+    header()->setSectionResizeMode(RunTableModel::ConfigurationColumn, QHeaderView::Stretch);
+    header()->setMinimumSectionSize(fit(QStringLiteral("Name")));
 }
 
 QModelIndex RunTableView::indexOfRun(int id, int column) const {
-    const int row = model_.row(id);
-    if (row < 0)
-        return {};
-    return style_model_->mapFromSource(filter_->mapFromSource(model_.index(row, column)));
+    return style_model_->mapFromSource(filter_->mapFromSource(model_.indexOfRun(id, column)));
 }
 
 int RunTableView::selectedRunId() const {
@@ -196,17 +203,29 @@ int RunTableView::selectedRunId() const {
         return 0;
     const QModelIndex current = currentIndex();
     const bool current_selected =
-        current.isValid() && selectionModel()->isRowSelected(current.row());
-    return (current_selected ? current : rows.front()).data(RunTableModel::RunIdRole).toInt();
+        current.isValid() && selectionModel()->isRowSelected(current.row(), current.parent());
+    // A group's row stands for its runs: the first of them here.
+    const QList<int> ids = (current_selected ? current : rows.front())
+                               .data(RunTableModel::RunIdsRole)
+                               .value<QList<int>>();
+    return ids.isEmpty() ? 0 : ids.front();
 }
 
 std::vector<int> RunTableView::selectedRunIds() const {
     QModelIndexList rows = selectionModel()->selectedRows();
+    // Table order: a group's runs right after the rows before the group.
+    const auto place = [](const QModelIndex& row) {
+        return row.parent().isValid() ? std::pair(row.parent().row(), row.row())
+                                      : std::pair(row.row(), -1);
+    };
     std::sort(rows.begin(), rows.end(),
-              [](const QModelIndex& a, const QModelIndex& b) { return a.row() < b.row(); });
+              [&](const QModelIndex& a, const QModelIndex& b) { return place(a) < place(b); });
     std::vector<int> ids;
     for (const QModelIndex& row : rows)
-        ids.push_back(row.data(RunTableModel::RunIdRole).toInt());
+        // A run selected with its group counts once.
+        for (const int id : row.data(RunTableModel::RunIdsRole).value<QList<int>>())
+            if (std::find(ids.begin(), ids.end(), id) == ids.end())
+                ids.push_back(id);
     return ids;
 }
 
@@ -217,8 +236,11 @@ void RunTableView::selectRun(int id) {
 void RunTableView::selectRuns(const std::vector<int>& ids) {
     QItemSelection selection;
     for (const int id : ids)
-        if (const QModelIndex index = indexOfRun(id, RunTableModel::NameColumn); index.isValid())
+        if (const QModelIndex index = indexOfRun(id, RunTableModel::NameColumn); index.isValid()) {
+            if (index.parent().isValid())
+                expand(index.parent());
             selection.select(index, index);
+        }
     selectionModel()->select(selection,
                              QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
     if (!selection.isEmpty())
@@ -286,6 +308,32 @@ void RunTableView::deleteRuns(const std::vector<int>& ids) {
             runs_.remove(id);
 }
 
+std::vector<ComparedRuns> RunTableView::selectedForComparison() const {
+    QModelIndexList rows = selectionModel()->selectedRows(RunTableModel::NameColumn);
+    // Top to bottom as shown, which also orders a group's runs among other rows.
+    std::sort(rows.begin(), rows.end(), [this](const QModelIndex& a, const QModelIndex& b) {
+        return visualRect(a).top() < visualRect(b).top();
+    });
+    std::vector<ComparedRuns> compared;
+    for (const QModelIndex& row : rows) {
+        if (const QString group = row.data(RunTableModel::GroupRole).toString(); !group.isEmpty()) {
+            const QList<int> ids = row.data(RunTableModel::RunIdsRole).value<QList<int>>();
+            compared.push_back({row.data().toString(), {ids.begin(), ids.end()}, true});
+        } else if (const RunRecord* run = runs_.find(row.data(RunTableModel::RunIdRole).toInt())) {
+            compared.push_back({run->name, {run->id}, false});
+        }
+    }
+    return compared;
+}
+
+void RunTableView::compareSelected() {
+    std::vector<ComparedRuns> compared = selectedForComparison();
+    if (compared.size() < 2)
+        return;
+    CompareDialog dialog(runs_, std::move(compared), this);
+    dialog.exec();
+}
+
 void RunTableView::updateActions() {
     const std::vector<int> ids = selectedRunIds();
     for (QAction* action : actions())
@@ -302,6 +350,7 @@ void RunTableView::updateActions() {
             return run != nullptr && test(*run);
         });
     };
+    compare_action_->setEnabled(selectedForComparison().size() >= 2);
     stop_action_->setEnabled(any([](const RunRecord& run) { return is_active(run.state); }));
     baseline_action_->setText(runs_.baseline() == ids.front() && one ? tr("Clear &baseline")
                                                                      : tr("Set as &baseline"));
@@ -314,9 +363,10 @@ void RunTableView::contextMenuEvent(QContextMenuEvent* event) {
     // A right click on a selected row keeps the selection (to act on all of it); on another
     // row it selects that row.
     const QModelIndex index = indexAt(event->pos());
-    if (index.isValid() && !selectionModel()->isRowSelected(index.row()))
-        selectRow(index.row());
-    if (selectedRunId() == 0)
+    if (index.isValid() && !selectionModel()->isRowSelected(index.row(), index.parent()))
+        selectionModel()->setCurrentIndex(
+            index, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+    if (selectedRunIds().empty())
         return;
     QMenu menu(this);
     menu.addAction(rename_action_);
@@ -326,6 +376,7 @@ void RunTableView::contextMenuEvent(QContextMenuEvent* event) {
     menu.addAction(baseline_action_);
     menu.addAction(new_experiment_action_);
     menu.addAction(pytorch_export_action_);
+    menu.addAction(compare_action_);
     menu.addAction(visibility_action_);
     menu.addSeparator();
     menu.addAction(delete_action_);

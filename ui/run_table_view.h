@@ -1,6 +1,6 @@
 #pragma once
 
-#include <QTableView>
+#include <QTreeView>
 
 #include <set>
 #include <vector>
@@ -13,20 +13,23 @@ class RunCollection;
 class RunFilter;
 class RunTableModel;
 class RunTableStyleModel;
+struct ComparedRuns;
 
-// The run table: one row per run of a RunTableModel that its RunFilter lets through, the run's
-// colour in front of its name, a progress bar in the status column, rows selected whole (one or
-// several). The tags column is shown while some run has tags. The key columns (name, status,
-// best accuracy, images/s, scaling efficiency) come first in view; the configuration column is
-// hidden at first (every cell's tooltip has the configuration) and the header's context menu
-// shows or hides any column but the name. A run that starts is scrolled into view.
+// The run table: one row per run of a RunTableModel that its RunFilter lets through, and one per
+// group of repeats, collapsed at first, that opens onto its runs; the run's colour in front of its
+// name, a progress bar in the status column, rows selected whole (one or several; a group's row
+// stands for all its runs). The tags column is shown while some run has tags. The key columns
+// (name, status, best accuracy, images/s, scaling efficiency) come first in view; the configuration
+// column is hidden at first (every cell's tooltip has the configuration) and the header's context
+// menu shows or hides any column but the name. A run that starts is scrolled into view.
 //
 // The context menu (and the table's keyboard shortcuts: F2 renames, Delete deletes) acts on the
 // selected runs: rename in place, edit tags, set or clear the baseline and start a new
-// experiment from the run's settings (one run); stop, show or hide on the charts, delete (after
-// asking) (every selected run). Stopping and starting a new experiment are the window's business
-// and leave through signals; the rest changes the RunCollection directly.
-class RunTableView : public QTableView {
+// experiment from the run's settings (one run); compare (two or more: CompareDialog); stop, show
+// or hide on the charts, delete (after asking) (every selected run, every run of a selected group).
+// Stopping and starting a new experiment are the window's business and leave through signals; the
+// rest changes the RunCollection directly.
+class RunTableView : public QTreeView {
     Q_OBJECT
 
   public:
@@ -37,9 +40,9 @@ class RunTableView : public QTableView {
 
     // The selected run's id (the current one when several are selected); 0 when none is.
     int selectedRunId() const;
-    // Every selected run's id, in table order.
+    // Every selected run's id, in table order; a selected group's are all its runs'.
     std::vector<int> selectedRunIds() const;
-    // Selects this run alone; clears the selection when it is not shown.
+    // Selects this run alone, opening its group; clears the selection when it is not shown.
     void selectRun(int id);
     void selectRuns(const std::vector<int>& ids);
 
@@ -57,6 +60,8 @@ class RunTableView : public QTableView {
     // whether they leave the run store), then removes them from the collection.
     void deleteRuns(const std::vector<int>& ids);
     void deleteRun(int id) { deleteRuns({id}); }
+    // Shows the selected runs side by side in a CompareDialog.
+    void compareSelected();
 
   signals:
     void stopRequested(int id);
@@ -75,6 +80,8 @@ class RunTableView : public QTableView {
   private:
     QAction* addRunAction(const QString& text, const QString& objectName);
     void updateActions();
+    // The selected rows as the Compare dialog's columns, in table order.
+    std::vector<ComparedRuns> selectedForComparison() const;
     // The tags column takes room only while some run has tags.
     void updateTagsColumn();
     void setColumnWidths();
@@ -95,6 +102,7 @@ class RunTableView : public QTableView {
     QAction* new_experiment_action_ = nullptr;
     QAction* pytorch_export_action_ = nullptr;
     QAction* visibility_action_ = nullptr;
+    QAction* compare_action_ = nullptr;
 };
 
 }  // namespace scalelab

@@ -171,15 +171,16 @@ void ScalingView::drawGroup(int index) {
     measured.colour = group_colour(runs_, group);
     measured.markers = true;
     draw(pointsKey(index), group.label, means, measured);
-    // Repeats: a bar from the slowest to the fastest run at the device count.
+    // Repeats: an error bar of one standard deviation either side of the mean at the device
+    // count (the same spread as a group's band on the charts).
     SeriesStyle bar;
     bar.colour = measured.colour;
     bar.width = 1.5;
     for (int p = 0; p < int(group.points.size()); ++p)
         if (const ScalingPoint& point = group.points[std::size_t(p)]; point.run_ids.size() > 1)
             draw(spreadKey(index, p), {},
-                 {QPointF(point.devices, point.min_images_per_s),
-                  QPointF(point.devices, point.max_images_per_s)},
+                 {QPointF(point.devices, point.images_per_s - point.stddev_images_per_s),
+                  QPointF(point.devices, point.images_per_s + point.stddev_images_per_s)},
                  bar);
     if (const QList<QPointF> ideal_points = idealLine(group); ideal_points.size() >= 2) {
         SeriesStyle ideal;
@@ -213,9 +214,11 @@ void ScalingView::fillPointList() {
                                   : tr("—"),
                  runs_text(runs_, point)});
             const QString spread = point.run_ids.size() > 1
-                                       ? tr("Mean of %1 runs: %2 to %3 images/s")
+                                       ? tr("Mean of %1 runs: %2 ± %3 images/s (%4 to %5)")
                                              .arg(point.run_ids.size())
-                                             .arg(whole_number_text(point.min_images_per_s),
+                                             .arg(whole_number_text(point.images_per_s),
+                                                  whole_number_text(point.stddev_images_per_s),
+                                                  whole_number_text(point.min_images_per_s),
                                                   whole_number_text(point.max_images_per_s))
                                        : QString();
             for (int column : {DevicesColumn, ImagesPerSecondColumn, EfficiencyColumn}) {

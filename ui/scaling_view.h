@@ -21,9 +21,9 @@ namespace scalelab {
 class RunCollection;
 
 // Images/s against device count for every group of shown runs that differ only in their device
-// count (scaling_groups()): each group's mean per device count with markers, a bar over the
-// spread of repeated runs, the ideal dashed (devices × its 1-device runs), and beside the chart
-// each point's figures and efficiency. Without any group it explains how to get one.
+// count (scaling_groups()): each group's mean per device count with markers, an error bar of ± 1
+// standard deviation over repeated runs, the ideal dashed (devices × its 1-device runs), and beside
+// the chart each point's figures and efficiency. Without any group it explains how to get one.
 //
 // Redraws at most five times a second, after runs are added, changed or removed.
 class ScalingView : public QWidget {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "group_curves.h"
 #include "run_collection.h"
 #include "run_palette.h"
 
@@ -86,6 +87,14 @@ QString StepsToTargetView::runKey(int run_id) {
     return QStringLiteral("run %1").arg(run_id);
 }
 
+QString StepsToTargetView::groupKey(const QString& group) {
+    return QStringLiteral("group %1").arg(group);
+}
+
+QString StepsToTargetView::errorBarKey(const QString& group) {
+    return QStringLiteral("group %1 spread").arg(group);
+}
+
 QString StepsToTargetView::perfectScalingKey() {
     return QStringLiteral("perfect scaling");
 }
@@ -155,16 +164,21 @@ void StepsToTargetView::redrawNow() {
             perfect_images.append(QPointF(batch, images));
         }
     }
+    groups_ = steps_to_target_groups(shown_, runs);
+    std::set<int> in_groups;
+    std::set<QString> groups;
+    for (const StepsToTargetGroup& group : groups_) {
+        in_groups.insert(group.run_ids.begin(), group.run_ids.end());
+        groups.insert(group.group);
+    }
     std::set<int> drawn;
     for (const StepsToTargetPoint& point : shown_.reached)
-        drawn.insert(point.run_id);
-    for (const int id : drawn_runs_)
-        if (!drawn.contains(id))
-            for (ChartSurface* chart : {steps_chart_.get(), images_chart_.get()})
-                chart->removeSeries(runKey(id));
-    drawn_runs_ = std::move(drawn);
-    draw(*steps_chart_, tr("Steps"), perfect_steps, steps_of);
-    draw(*images_chart_, tr("Training images"), perfect_images, images_of);
+        if (!in_groups.contains(point.run_id))
+            drawn.insert(point.run_id);
+    eraseStale(drawn, groups);
+    draw(*steps_chart_, tr("Steps"), perfect_steps, steps_of, &StepsToTargetGroup::steps);
+    draw(*images_chart_, tr("Training images"), perfect_images, images_of,
+         &StepsToTargetGroup::images);
     describeNotReached(!runs.empty());
 }
 
@@ -189,12 +203,31 @@ void StepsToTargetView::fillSelector(std::vector<double> targets) {
     selector_->setCurrentIndex(int(current - targets.cbegin()));
 }
 
+void StepsToTargetView::eraseStale(const std::set<int>& runs, const std::set<QString>& groups) {
+    for (ChartSurface* chart : {steps_chart_.get(), images_chart_.get()}) {
+        for (const int id : drawn_runs_)
+            if (!runs.contains(id))
+                chart->removeSeries(runKey(id));
+        for (const QString& group : drawn_groups_)
+            if (!groups.contains(group)) {
+                chart->removeSeries(groupKey(group));
+                chart->removeSeries(errorBarKey(group));
+            }
+    }
+    drawn_runs_ = runs;
+    drawn_groups_ = groups;
+}
+
 void StepsToTargetView::draw(ChartSurface& chart, const QString& quantity,
                              const QList<QPointF>& perfect,
-                             double (*value)(const StepsToTargetPoint&)) {
+                             double (*value)(const StepsToTargetPoint&),
+                             Spread StepsToTargetGroup::*spread) {
     chart.setAxisTitles(tr("Global batch"),
                         tr("%1 to reach %2").arg(quantity, target_percent_text(target_)));
+    drawGroups(chart, spread);
     for (const StepsToTargetPoint& point : shown_.reached) {
+        if (!drawn_runs_.contains(point.run_id))
+            continue;  // drawn in its group's mean
         const RunRecord* run = runs_.find(point.run_id);
         SeriesStyle style;
         style.colour = run_colour(run->colour);
@@ -212,6 +245,28 @@ void StepsToTargetView::draw(ChartSurface& chart, const QString& quantity,
         chart.setSeries(perfectScalingKey(), tr("Perfect scaling"), perfect, style);
     }
     chart.fitAxes();
+}
+
+// Each group's mean in its first member's colour, with a bar from mean - std to mean + std.
+void StepsToTargetView::drawGroups(ChartSurface& chart, Spread StepsToTargetGroup::*spread) {
+    for (const StepsToTargetGroup& group : groups_) {
+        QStringList names;
+        for (const int id : group.run_ids)
+            names.append(runs_.find(id)->name);
+        const Spread& figure = group.*spread;
+        SeriesStyle style;
+        style.colour = run_colour(runs_.find(group.run_ids.front())->colour);
+        style.markers = true;
+        chart.setSeries(groupKey(group.group), group_legend(names),
+                        {QPointF(group.global_batch, figure.mean)}, style);
+        SeriesStyle bar;
+        bar.colour = style.colour;
+        bar.width = 1.5;
+        chart.setSeries(errorBarKey(group.group), {},
+                        {QPointF(group.global_batch, figure.mean - figure.stddev),
+                         QPointF(group.global_batch, figure.mean + figure.stddev)},
+                        bar);
+    }
 }
 
 void StepsToTargetView::describeNotReached(bool any_run) {

@@ -23,8 +23,10 @@ class RunCollection;
 // The steps, and the training images, each shown run took to first reach a validation accuracy
 // target, against its global batch (Shallue et al. 2018): two log-log charts side by side, one
 // point per run in its colour, with the dashed line of perfect scaling (steps × batch constant
-// from the smallest batch's point). Above them a selector of the targets the runs record, below
-// them the runs that did not reach the target.
+// from the smallest batch's point). A group of repeats (two or more of its members reached the
+// target) is one point instead, the mean of its members with an error bar of ± 1 standard
+// deviation, named "resnet8 batch 256 (3 seeds)" after the members averaged. Above them a selector
+// of the targets the runs record, below them the runs that did not reach the target.
 //
 // Redraws at most five times a second, after runs are added, changed, removed or grow.
 class StepsToTargetView : public QWidget {
@@ -49,6 +51,11 @@ class StepsToTargetView : public QWidget {
     // The keys of the series on both charts.
     static QString runKey(int run_id);
     static QString perfectScalingKey();
+    // A group's mean point and its error bar.
+    static QString groupKey(const QString& group);
+    static QString errorBarKey(const QString& group);
+    // The groups as last drawn.
+    const std::vector<StepsToTargetGroup>& shownGroups() const { return groups_; }
 
   public slots:
     // Redraws now instead of at the next timer tick.
@@ -64,7 +71,10 @@ class StepsToTargetView : public QWidget {
     static std::vector<double> targetsOf(const std::vector<const RunRecord*>& runs);
     void fillSelector(std::vector<double> targets);
     void draw(ChartSurface& chart, const QString& quantity, const QList<QPointF>& perfect,
-              double (*value)(const StepsToTargetPoint&));
+              double (*value)(const StepsToTargetPoint&), Spread StepsToTargetGroup::*spread);
+    void drawGroups(ChartSurface& chart, Spread StepsToTargetGroup::*spread);
+    // Removes the series of the runs and groups no longer drawn.
+    void eraseStale(const std::set<int>& runs, const std::set<QString>& groups);
     void describeNotReached(bool any_run);
 
     RunCollection& runs_;
@@ -76,7 +86,9 @@ class StepsToTargetView : public QWidget {
     double target_ = fallback_target;
     bool target_chosen_ = false;
     StepsToTarget shown_;
-    std::set<int> drawn_runs_;  // runs with series on the charts
+    std::vector<StepsToTargetGroup> groups_;
+    std::set<int> drawn_runs_;        // runs with series on the charts
+    std::set<QString> drawn_groups_;  // groups with series on the charts
 };
 
 }  // namespace scalelab

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <limits>
+#include <map>
 #include <memory>
 
 #include "cli/exit_codes.h"
@@ -18,7 +19,9 @@
 #include "cli/report_problems.h"
 #include "cli/runs_options.h"
 #include "printable_text.h"
+#include "run_collection.h"
 #include "run_exchange.h"
+#include "run_group.h"
 #include "run_store.h"
 #include "run_summary.h"
 
@@ -99,6 +102,7 @@ std::string json_row(const StoredRun& run) {
         .add("id", run.id)
         .add("name", run.name.toStdString())
         .add("tags", tags)
+        .add("group", run.group.toStdString())
         .add("state", to_string(run.state))
         .add("message", run.message.toStdString())
         .add("model", run.spec.model)
@@ -115,6 +119,38 @@ std::string json_row(const StoredRun& run) {
         .str();
 }
 
+// The table's columns; a number is aligned to the right.
+const QStringList list_headers{"id",           "name",      "state",        "model",    "devices",
+                               "global batch", "optimizer", "best val acc", "images/s", "created"};
+const std::vector<bool> list_right_aligned{true, false, false, false, true,
+                                           true, false, true,  true,  false};
+
+QStringList run_row(const StoredRun& run, const QString& indent = {}) {
+    return {QString::number(run.id),
+            indent + cut(printable(run.name), name_width),
+            QString::fromUtf8(to_string(run.state)),
+            QString::fromStdString(run.spec.model),
+            QString::number(run.spec.devices),
+            QString::number(global_batch(run.spec)),
+            QString::fromUtf8(to_string(run.spec.optimizer)),
+            optional_text(run.best_val_accuracy, 4),
+            optional_text(run.mean_images_per_s, 0),
+            date_text(run.created)};
+}
+
+// A group's line: its first run's configuration, its name and seeds, how its runs ended and
+// their spread.
+QStringList group_row(const std::vector<const StoredRun*>& members) {
+    const auto [summary, label] = stored_group(members);
+    QStringList row = run_row(*members.front());
+    row[0] = QStringLiteral("%1-%2").arg(members.front()->id).arg(members.back()->id);
+    row[1] = cut(printable(label), name_width);
+    row[2] = group_ended_text(summary);
+    row[7] = figure_text(summary, summary.best_val_accuracy, 4);
+    row[8] = figure_text(summary, summary.images_per_s, 0);
+    return row;
+}
+
 int list_action(const RunStore& store, const RunsOptions& options) {
     const std::vector<StoredRun> runs = store.list_runs();
     if (options.json) {
@@ -126,20 +162,26 @@ int list_action(const RunStore& store, const RunsOptions& options) {
         print(QStringLiteral("No runs in %1.\n").arg(QDir::toNativeSeparators(store.path())));
         return exit_ok;
     }
-    std::vector<QStringList> rows;
+    // A group's line stands where its first run would.
+    std::map<QString, std::vector<const StoredRun*>> groups;
     for (const StoredRun& run : runs)
-        rows.push_back({QString::number(run.id), cut(printable(run.name), name_width),
-                        QString::fromUtf8(to_string(run.state)),
-                        QString::fromStdString(run.spec.model), QString::number(run.spec.devices),
-                        QString::number(global_batch(run.spec)),
-                        QString::fromUtf8(to_string(run.spec.optimizer)),
-                        optional_text(run.best_val_accuracy, 4),
-                        optional_text(run.mean_images_per_s, 0), date_text(run.created)});
-    // Each column's alignment: numbers to the right.
-    constexpr bool right = true, left = false;
-    print_table({"id", "name", "state", "model", "devices", "global batch", "optimizer",
-                 "best val acc", "images/s", "created"},
-                {right, left, left, left, right, right, left, right, right, left}, rows);
+        if (!run.group.isEmpty())
+            groups[run.group].push_back(&run);
+    std::vector<QStringList> rows;
+    for (const StoredRun& run : runs) {
+        if (run.group.isEmpty()) {
+            rows.push_back(run_row(run));
+            continue;
+        }
+        const std::vector<const StoredRun*>& members = groups[run.group];
+        if (members.front() != &run)
+            continue;
+        rows.push_back(group_row(members));
+        if (options.expand)
+            for (const StoredRun* member : members)
+                rows.push_back(run_row(*member, QStringLiteral("  ")));
+    }
+    print_table(list_headers, list_right_aligned, rows);
     return exit_ok;
 }
 
@@ -175,6 +217,8 @@ int show_action(const RunStore& store, std::int64_t id) {
         add(QStringLiteral("message"), printable(run.message));
     if (!run.tags.isEmpty())
         add(QStringLiteral("tags"), printable(run.tags.join(QStringLiteral(", "))));
+    if (!run.group.isEmpty())
+        add(QStringLiteral("group"), printable(run.group));
     add(QStringLiteral("created"), date_text(run.created));
     add(QStringLiteral("started"), date_text(run.started_at));
     add(QStringLiteral("ended"), date_text(run.ended_at));
@@ -356,6 +400,21 @@ int parse_and_run(RunsAction action, const std::vector<std::string>& args) {
 }
 
 }  // namespace
+
+StoredGroup stored_group(const std::vector<const StoredRun*>& members) {
+    std::vector<RunRecord> records;
+    for (const StoredRun* member : members)
+        records.push_back(stored_record(*member));
+    std::vector<const RunRecord*> pointers;
+    for (const RunRecord& record : records)
+        pointers.push_back(&record);
+    return {group_summary(members.front()->group, pointers), group_label(pointers)};
+}
+
+QString figure_text(const GroupSummary& summary, const std::optional<Spread>& spread,
+                    int decimals) {
+    return spread ? spread_text(*spread, decimals, summary.run_ids.size()) : QStringLiteral("-");
+}
 
 int run_runs_command(const std::vector<std::string>& args) {
     if (!args.empty() && (args.front() == "--help" || args.front() == "-h")) {

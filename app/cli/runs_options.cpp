@@ -32,9 +32,14 @@ const std::vector<ActionInfo>& actions() {
          "",
          "list the stored runs, oldest first",
          "Lists the runs in the store, oldest first: id, name, state, model, devices, global\n"
-         "batch, optimizer, best validation accuracy, images/s and when each was created.",
-         {{"json", "", "print one JSON object per run instead of a table", "Output"}},
+         "batch, optimizer, best validation accuracy, images/s and when each was created.\n"
+         "The runs of one 'train --repeats' are one line, where their first run would be: how\n"
+         "many ended how, and the mean ± standard deviation of their figures.",
+         {{"json", "", "print one JSON object per run (with its group) instead of a table",
+           "Output"},
+          {"expand", "", "list each group's runs under its line", "Output"}},
          "  scalelab-cli runs list\n"
+         "  scalelab-cli runs list --expand\n"
          "  scalelab-cli runs list --json --store lab.sqlite"},
         {RunsAction::Show,
          "show",
@@ -202,12 +207,17 @@ ParsedRunsOptions parse_runs_options(RunsAction action, const std::vector<std::s
             options.file = flag.value;
         } else if (flag.name == "json") {
             options.json = true;
+        } else if (flag.name == "expand") {
+            options.expand = true;
         } else if (flag.name == "csv") {
             options.csv = true;
         } else if (flag.name == "yes") {
             options.yes = true;
         }
     }
+    if (options.json && options.expand)
+        parsed.problems.push_back(
+            "--expand is for the table; --json lists every run with its group: drop one");
     if (action == RunsAction::Export && !given.has("output"))
         parsed.problems.push_back("runs export needs the file to write: -o FILE");
     read_operands(operands, parsed);

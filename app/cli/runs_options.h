@@ -22,6 +22,7 @@ struct RunsOptions {
     std::vector<std::int64_t> ids;  // show (one), export and delete (one or more, no repeats)
     std::string file;               // import: the file to read; export: -o FILE
     bool json = false;              // list --json: one JSON object per run
+    bool expand = false;            // list --expand: each group's runs under its line
     bool csv = false;               // export --csv: the metrics as CSV, not a .scalelab.json
     bool yes = false;               // delete --yes: without asking
     bool help = false;

@@ -23,12 +23,14 @@
 #include "cli/progress_printer.h"
 #include "cli/recording_guard.h"
 #include "cli/report_problems.h"
+#include "cli/runs_command.h"
 #include "cli/sink_fanout.h"
 #include "cli/train_options.h"
 #include "cli/train_processes.h"
 #include "data/load.h"
 #include "error.h"
 #include "initial_state.h"
+#include "repeats.h"
 #include "run_recorder.h"
 #include "run_spec_json.h"
 #include "run_store.h"
@@ -97,6 +99,57 @@ QStringList tag_list(const std::vector<std::string>& tags) {
     return list;
 }
 
+// A member of a group named by --name is "NAME (seed S)"; unnamed, the store's "run <id>".
+QString member_name(const TrainOptions& options, const RunSpec& spec) {
+    const QString name = QString::fromStdString(options.name);
+    if (options.repeats == 1 || name.isEmpty())
+        return name;
+    return QStringLiteral("%1 (seed %2)").arg(name).arg(spec.seed);
+}
+
+// The group's line once its runs have ended: "group mlp · seeds 0–2 (runs 4-6): 3 runs: 3
+// finished; best val acc 0.8970 ± 0.0030, images/s 1520 ± 12".
+void print_group(const RunStore& store, const QString& group) {
+    const std::vector<StoredRun> runs = store.list_runs();
+    std::vector<const StoredRun*> members;
+    for (const StoredRun& run : runs)
+        if (run.group == group)
+            members.push_back(&run);
+    if (members.empty())
+        return;
+    const auto [summary, label] = stored_group(members);
+    fmt::print("group {} (runs {}-{}): {}; best val acc {}, images/s {}\n", label.toStdString(),
+               members.front()->id, members.back()->id, group_ended_text(summary).toStdString(),
+               figure_text(summary, summary.best_val_accuracy, 4).toStdString(),
+               figure_text(summary, summary.images_per_s, 0).toStdString());
+}
+
+// Trains options.repeats runs one after another, each printing what a single run prints, then
+// the group's line. Returns the first exit code other than exit_ok; a run that fails or is
+// cancelled ends the launch (the next would fail alike, or was not wanted), a diverged one
+// does not: divergence over seeds is what repeats measure.
+int train_repeats(const TrainOptions& options, const data::TrainTest& data,
+                  const std::vector<MetricsSink*>& sinks, RunStore* store,
+                  const LaunchedProcesses& processes) {
+    const QString group = options.repeats > 1 ? new_group_id() : QString();
+    int exit_code = exit_ok;
+    for (const RunSpec& spec : repeat_specs(options.spec, options.repeats)) {
+        if (options.repeats > 1)
+            fmt::print("seed {} ({} of {})\n", spec.seed, spec.seed - options.spec.seed + 1,
+                       options.repeats);
+        const int code = train_run(spec, data, sinks, store, member_name(options, spec),
+                                   tag_list(options.tags), group, processes.group)
+                             .exit_code;
+        if (exit_code == exit_ok)
+            exit_code = code;
+        if (code != exit_ok && code != exit_diverged)
+            break;
+    }
+    if (!group.isEmpty() && store)
+        print_group(*store, group);
+    return exit_code;
+}
+
 }  // namespace
 
 int run_train_command(const std::vector<std::string>& args) {
@@ -123,6 +176,10 @@ int run_train_command(const std::vector<std::string>& args) {
     if (!processes)
         return exit_failed;
     if (!processes->alone()) {
+        if (options.repeats > 1)
+            return report_problems({"--repeats trains its runs one after another in one process: "
+                                    "start it without mpirun or srun, or train one run"},
+                                   train_help_command);
         if (const std::optional<int> refused = refuse_different_experiments(*processes, spec))
             return *refused;
         if (!processes->leader())
@@ -181,10 +238,7 @@ int run_train_command(const std::vector<std::string>& args) {
         sinks.push_back(&*metrics_file);
     if (!processes->alone())
         fmt::print("{}\n", processes->layout(spec.devices));
-    const int exit_code =
-        train_run(spec, data, sinks, store.get(), QString::fromStdString(options.name),
-                  tag_list(options.tags), processes->group)
-            .exit_code;
+    const int exit_code = train_repeats(options, data, sinks, store.get(), *processes);
     // A metrics file that could not be written whole is a failure, whatever the run did.
     if (metrics_file && metrics_file->failure()) {
         std::fprintf(stderr, "error: %s\n", metrics_file->failure()->c_str());
@@ -195,14 +249,15 @@ int run_train_command(const std::vector<std::string>& args) {
 
 TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
                      std::vector<MetricsSink*> sinks, RunStore* store, const QString& name,
-                     const QStringList& tags, std::shared_ptr<comm::ProcessGroup> processes) {
+                     const QStringList& tags, const QString& group,
+                     std::shared_ptr<comm::ProcessGroup> processes) {
     // The run is created once its data is there, so that a wrong dataset leaves no run behind.
     std::int64_t run_id = 0;
     std::optional<RunRecorder> recorder;
     if (store) {
         try {
-            run_id =
-                store->create_run(whole_run(spec, processes ? processes->count() : 1), name, tags);
+            run_id = store->create_run(whole_run(spec, processes ? processes->count() : 1), name,
+                                       tags, group);
         } catch (const StoreError& error) {
             return {report_store_error(error, train_help_command, train_store_advice), 0};
         }

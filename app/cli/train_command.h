@@ -37,10 +37,11 @@ struct TrainedRun {
 // `sinks` too, cancels it on Ctrl-C or when recording fails, and prints its header and where it
 // was recorded. Reports any problem as the command does. A process may call it for one run
 // after another (the soak benchmark does). `processes`: the processes the run spans, this one
-// their process 0 (null: this process alone).
+// their process 0 (null: this process alone). `group`: the repeats the run is one of
+// (RunRecord::group), empty for none.
 TrainedRun train_run(const RunSpec& spec, const data::TrainTest& data,
                      std::vector<MetricsSink*> sinks, RunStore* store, const QString& name = {},
-                     const QStringList& tags = {},
+                     const QStringList& tags = {}, const QString& group = {},
                      std::shared_ptr<comm::ProcessGroup> processes = nullptr);
 
 }  // namespace scalelab::cli

@@ -16,6 +16,8 @@
 #include "cli/log_setup.h"
 #include "data/load.h"
 #include "error.h"
+#include "repeats.h"
+#include "run_group.h"
 #include "run_labels.h"
 #include "run_spec_json.h"
 #include "run_store.h"
@@ -128,7 +130,22 @@ const std::vector<TrainFlag>& train_flags() {
                  options.tags.push_back(value);
                  return {};
              }},
-            {{"config", "FILE", "read the run spec from a JSON file first; flags override it", io},
+            {{"repeats", "N",
+              "train N runs over seeds --seed .. --seed + N - 1 (1 to " +
+                  std::to_string(most_repeats) +
+                  ", default 1), recorded as one group: 'runs list' shows their mean and spread",
+              store},
+             [](const std::string& value, TrainOptions& options) -> std::string {
+                 const auto parsed = parse_int(value);
+                 if (!parsed)
+                     return expects("repeats",
+                                    "a whole number from 1 to " + std::to_string(most_repeats),
+                                    value);
+                 options.repeats = *parsed;
+                 return {};
+             }},
+            {{"config", "FILE",
+              "read the run spec (and \"repeats\") from a JSON file first; flags override it", io},
              {}},
             {{"metrics-out", "FILE", "write step, epoch and end rows to FILE as JSON lines", io},
              [](const std::string& value, TrainOptions& options) -> std::string {
@@ -179,7 +196,9 @@ void read_config(const std::string& path, ParsedTrainOptions& parsed) {
         return;
     }
     try {
-        parsed.options.spec = run_spec_from_json(file.readAll());
+        Experiment experiment = experiment_from_json(file.readAll());
+        parsed.options.spec = experiment.spec;
+        parsed.options.repeats = experiment.repeats;
     } catch (const Error& error) {
         std::istringstream lines(error.what());
         for (std::string line; std::getline(lines, line);)
@@ -213,6 +232,37 @@ void apply_global_batch(ParsedTrainOptions& parsed) {
                      std::to_string(below / per_step) + " per device) or " + suggestion;
     parsed.problems.push_back("--global-batch " + std::to_string(global) + " is not divisible by " +
                               split + ": use " + suggestion);
+}
+
+// Repeats once the seed is known (a config file's own are checked as it is read), and what
+// cannot go with more than one run.
+void check_repeats(const ParsedFlags& flags, ParsedTrainOptions& parsed) {
+    const TrainOptions& options = parsed.options;
+    if (flags.has("repeats") || flags.has("seed"))
+        if (const QString problem = repeats_problem(
+                flags.has("repeats") ? QStringLiteral("--repeats")
+                                     : QStringLiteral("\"repeats\" (from --config)"),
+                options.repeats, options.spec.seed);
+            !problem.isEmpty()) {
+            parsed.problems.push_back(problem.toStdString());
+            return;
+        }
+    if (options.repeats <= 1)
+        return;
+    const std::string repeats = "--repeats " + std::to_string(options.repeats);
+    if (options.no_store)
+        parsed.problems.push_back(repeats +
+                                  " records its runs as one group in the run store: drop "
+                                  "--no-store, or train one run");
+    if (!options.metrics_out.empty())
+        parsed.problems.push_back(repeats +
+                                  " trains several runs, and --metrics-out writes one "
+                                  "run's rows: drop --metrics-out, or train one run");
+    if (!options.save_initial.empty())
+        parsed.problems.push_back(repeats +
+                                  " trains several runs, each from its own seed, and "
+                                  "--save-initial writes one run's initial state: drop "
+                                  "--save-initial, or train one run");
 }
 
 }  // namespace
@@ -249,6 +299,7 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
     }
     if (!both_batches)
         apply_global_batch(parsed);
+    check_repeats(flags, parsed);
     QStringList tags;
     for (const std::string& tag : parsed.options.tags)
         tags.append(QString::fromStdString(tag));
@@ -276,9 +327,12 @@ std::string train_help() {
         "  scalelab-cli train --dataset synthetic --model mlp --metrics-out run.jsonl\n"
         "  scalelab-cli train --config run.json --epochs 5\n"
         "  scalelab-cli train --name baseline --tag sweep-1 --store lab.sqlite\n"
+        "  scalelab-cli train --model cnn --epochs 2 --repeats 5 --seed 1\n"
         "\n"
         "Exit codes: 0 finished or reached the target, 1 failed, 2 bad input (nothing run),\n"
-        "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C), 143 cancelled by SIGTERM.");
+        "3 diverged (loss NaN or infinite), 130 cancelled (Ctrl-C), 143 cancelled by SIGTERM.\n"
+        "With --repeats, the first of these other than 0 among the runs; a run that fails or\n"
+        "is cancelled ends the launch, a diverged one does not.");
 }
 
 }  // namespace scalelab::cli

@@ -21,6 +21,9 @@ struct TrainOptions {
     // --global-batch: images per step over all devices and micro-batches; 0 when not given.
     // When given, spec.batch is global_batch / (devices * accumulation).
     int global_batch = 0;
+    // --repeats (or "repeats" in the --config file): runs of the spec over seeds seed ..
+    // seed + repeats - 1, recorded as one group.
+    int repeats = 1;
     std::string log_level = "info";
     bool help = false;
 };

@@ -748,7 +748,7 @@ class TestCli : public QObject {
         QVERIFY_EXIT(run_cli({"runs", "export", "1", "--csv", "-o", csv, "--store", store}), 0);
         const QStringList lines =
             QString::fromUtf8(file_bytes(csv)).split('\n', Qt::SkipEmptyParts);
-        QCOMPARE(lines.front(), QString("run,run_id,step,epoch,wall_time_s,metric,value"));
+        QCOMPARE(lines.front(), QString("run,run_id,group,step,epoch,wall_time_s,metric,value"));
         qsizetype rows = 0;
         for (const QJsonValue& curve : first[0].toObject()["metrics"].toObject())
             rows += curve.toArray().size();

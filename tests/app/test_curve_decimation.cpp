@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
+#include <vector>
 
 #include "curve_decimation.h"
 
+using scalelab::BandEdges;
+using scalelab::decimate_band;
 using scalelab::decimate_min_max;
 
 namespace {
@@ -77,6 +81,50 @@ class TestCurveDecimation : public QObject {
         const QList<QPointF> kept = decimate_min_max(points, 50);
         QVERIFY(std::all_of(kept.begin(), kept.end(),
                             [](QPointF point) { return std::isfinite(point.y()); }));
+    }
+
+    // The curve given as xs and ys is thinned as the same points given as a list.
+    void xsAndYsAreThinnedAsPoints() {
+        const QList<QPointF> points = spiky_curve(10'000, 4321, 8765);
+        std::vector<double> xs;
+        std::vector<double> ys;
+        for (const QPointF point : points) {
+            xs.push_back(point.x());
+            ys.push_back(point.y());
+        }
+        QCOMPARE(decimate_min_max(xs, ys, 2000), decimate_min_max(points, 2000));
+        QCOMPARE(decimate_min_max(std::span(xs).first(50), std::span(ys).first(50), 2000),
+                 points.first(50));
+    }
+
+    // Each edge keeps one point per bucket, the outermost: the band drawn still covers the
+    // deepest dip of its low edge and the tallest spike of its high edge.
+    void bandEdgesKeepTheirOutermostPoints() {
+        const QList<QPointF> curve = spiky_curve(10'000, 4321, 8765);
+        std::vector<double> xs;
+        std::vector<double> low;
+        std::vector<double> high;
+        for (const QPointF point : curve) {
+            xs.push_back(point.x());
+            low.push_back(point.y() - 1.0);
+            high.push_back(point.y() + 1.0);
+        }
+        const BandEdges band = decimate_band(xs, low, high, 500);
+        QCOMPARE(band.low.size(), 500);
+        QCOMPARE(band.high.size(), 500);
+        QVERIFY(contains(band.low, QPointF(4321, -51.0)));
+        QVERIFY(contains(band.high, QPointF(8765, 81.0)));
+        QVERIFY(!contains(band.low, QPointF(8765, 79.0)));  // the spike is no low point
+        QCOMPARE(band.low.front(), QPointF(0, low.front()));
+        QCOMPARE(band.high.back(), QPointF(9999, high.back()));
+        QVERIFY(std::is_sorted(band.low.begin(), band.low.end(),
+                               [](QPointF a, QPointF b) { return a.x() < b.x(); }));
+
+        const BandEdges small = decimate_band(std::span(xs).first(10), std::span(low).first(10),
+                                              std::span(high).first(10), 500);
+        QCOMPARE(small.low.size(), 10);
+        QCOMPARE(small.high[3], QPointF(3, high[3]));
+        QVERIFY_THROWS_EXCEPTION(std::invalid_argument, decimate_band(xs, low, high, 3));
     }
 
     void tooSmallALimitIsRejected() {

@@ -312,6 +312,40 @@ class TestLesson : public QObject {
         QVERIFY2(at_run.contains("bad.json:13: field 'runs[0]"), qPrintable(at_run));
     }
 
+    void repeatsComeFromTheBaseOrTheRun() {
+        const Lesson lesson = parse_lesson(valid_lesson("\"repeats\": 3,", "\"repeats\": 5,"),
+                                           QStringLiteral("ok.json"), no_gpus());
+        QCOMPARE(lesson.runs[0].repeats, 3);
+        QCOMPARE(lesson.runs[1].repeats, 5);
+        // Not a RunSpec field: taken out before the specs are built, which are as without it.
+        const Lesson without = parse_lesson(valid_lesson(), QStringLiteral("ok.json"), no_gpus());
+        QCOMPARE(without.runs[0].repeats, 1);
+        QCOMPARE(lesson.runs[1].spec.seed, without.runs[1].spec.seed);
+        QCOMPARE(lesson.runs[1].spec.lr, 0.2);
+        // Test size keeps two: still a group with a spread, in less time.
+        const Lesson test = parse_lesson(valid_lesson("\"repeats\": 3,"), QStringLiteral("ok.json"),
+                                         no_gpus(), LessonSize::Test);
+        QCOMPARE(test.runs[0].repeats, 2);
+        QCOMPARE(test.runs[1].repeats, 2);
+    }
+
+    void badRepeatsNameTheirField() {
+        QString error = error_of(valid_lesson("", "\"repeats\": 0,"));
+        QVERIFY2(error.contains("bad.json:14: field 'runs[1].repeats': \"repeats\" must be a "
+                                "whole number from 1 to 64, got 0"),
+                 qPrintable(error));
+        error = error_of(valid_lesson("\"repeats\": 65,"));
+        QVERIFY2(error.contains("bad.json:9: field 'base.repeats': \"repeats\" must be a whole "
+                                "number from 1 to 64, got 65"),
+                 qPrintable(error));
+        for (const char* wrong : {"\"repeats\": 2.5,", "\"repeats\": \"3\","}) {
+            error = error_of(valid_lesson(wrong));
+            QVERIFY2(error.contains("bad.json:9: field 'base.repeats': must be a whole number "
+                                    "from 1 to 64"),
+                     qPrintable(error));
+        }
+    }
+
     void wrongTypesNameTheirField() {
         QByteArray json = valid_lesson();
         json.replace("\"batch\": 256", "\"batch\": \"many\"");
@@ -345,6 +379,23 @@ class TestLesson : public QObject {
         QVERIFY2(error.contains("field 'runs': has 1001 runs; a lesson queues at most 1000: split "
                                 "it into several lessons"),
                  qPrintable(error));
+    }
+
+    void tooManyRunsWithTheirRepeatsAreRefused() {
+        QByteArray runs;
+        for (int i = 0; i < 16; ++i)
+            runs += QByteArray(i == 0 ? "" : ",") + "{\"name\": \"r" + QByteArray::number(i) +
+                    "\", \"repeats\": 63}";
+        const QByteArray json = R"({"title": "t", "explanation": "e", "charts": ["train_loss"],
+            "base": {"repeats": 64}, "runs": [)" +
+                                runs + "]}";
+        const QString error = error_of(json);
+        QVERIFY2(error.contains("field 'runs': has 1008 runs with their repeats; a lesson queues "
+                                "at most 1000: use fewer repeats, or split it into several "
+                                "lessons"),
+                 qPrintable(error));
+        QVERIFY2(error_of(QByteArray(json).replace("63}", "62}")).isEmpty(),
+                 qPrintable(error_of(QByteArray(json).replace("63}", "62}"))));
     }
 
     void runsNeedUniqueNames() {

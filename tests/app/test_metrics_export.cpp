@@ -66,6 +66,8 @@ class TestMetricsExport : public QObject {
         // One of the two has a diverged (infinite) last loss.
         RunRecord awkward = fixture_run(fixture_spec(1), "big, \"fast\" run", 1234.5, {0.7, 0.86});
         awkward.curve(Metric::TrainLoss).back().value = std::numeric_limits<double>::infinity();
+        // One of a group of repeats, whose id (a UUID in the store) must be quoted here.
+        awkward.group = QStringLiteral("repeats, 1");
         awkward_ = runs_->add(std::move(awkward));
         left_out_ = runs_->add(fixture_run(fixture_spec(4), "not exported", 4000, {0.8}));
     }
@@ -81,7 +83,7 @@ class TestMetricsExport : public QObject {
         QStringList lines = text.split(QLatin1Char('\n'));
         QCOMPARE(lines.takeLast(), QString());  // the last row ends with a line break
         QCOMPARE(lines.takeFirst(),
-                 QStringLiteral("run,run_id,step,epoch,wall_time_s,metric,value"));
+                 QStringLiteral("run,run_id,group,step,epoch,wall_time_s,metric,value"));
         const std::size_t expected =
             point_count(*runs_->find(plain_)) + point_count(*runs_->find(awkward_));
         QCOMPARE(std::size_t(lines.size()), expected);
@@ -89,14 +91,16 @@ class TestMetricsExport : public QObject {
         std::size_t awkward_rows = 0;
         for (const QString& line : lines) {
             const QStringList fields = csv_fields(line);
-            QCOMPARE(fields.size(), 7);
+            QCOMPARE(fields.size(), 8);
             QVERIFY(fields[1].toInt() != left_out_);
             if (fields[1].toInt() == awkward_) {
                 ++awkward_rows;
                 QCOMPARE(fields[0], QStringLiteral("big, \"fast\" run"));
+                QCOMPARE(fields[2], QStringLiteral("repeats, 1"));
                 QVERIFY(line.startsWith(QStringLiteral("\"big, \"\"fast\"\" run\",")));
             } else {
                 QCOMPARE(fields[0], QStringLiteral("plain"));
+                QCOMPARE(fields[2], QString());
             }
         }
         QCOMPARE(awkward_rows, point_count(*runs_->find(awkward_)));
@@ -106,14 +110,14 @@ class TestMetricsExport : public QObject {
         const MetricPoint& point = plain.curve(Metric::TrainAccuracy)[6];
         const auto row = std::find_if(lines.begin(), lines.end(), [&](const QString& line) {
             const QStringList f = csv_fields(line);
-            return f[1].toInt() == plain_ && f[5] == QStringLiteral("train_accuracy") &&
-                   f[2].toLongLong() == point.step;
+            return f[1].toInt() == plain_ && f[6] == QStringLiteral("train_accuracy") &&
+                   f[3].toLongLong() == point.step;
         });
         QVERIFY(row != lines.end());
         const QStringList fields = csv_fields(*row);
-        QCOMPARE(fields[3].toInt(), point.epoch);
-        QCOMPARE(fields[4].toDouble(), point.seconds);
-        QVERIFY(fields[6].toDouble() == point.value);
+        QCOMPARE(fields[4].toInt(), point.epoch);
+        QCOMPARE(fields[5].toDouble(), point.seconds);
+        QVERIFY(fields[7].toDouble() == point.value);
     }
 
     void json_keeps_configs_summaries_and_every_point() {
@@ -121,6 +125,8 @@ class TestMetricsExport : public QObject {
         const QJsonArray array = document.object().value(QStringLiteral("runs")).toArray();
         QCOMPARE(array.size(), 2);
         QCOMPARE(array[0].toObject().value(QStringLiteral("id")).toInt(), awkward_);
+        QCOMPARE(array[0].toObject().value(QStringLiteral("group")).toString(),
+                 QStringLiteral("repeats, 1"));
 
         const QJsonObject plain_json = array[1].toObject();
         const RunRecord& plain = *runs_->find(plain_);

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "run_exchange.h"
+#include "run_fixtures.h"
 #include "run_spec_json.h"
 #include "run_store.h"
 #include "store_json.h"
@@ -107,6 +108,7 @@ void compare_rows(const std::vector<MetricRow>& got, const std::vector<MetricRow
 void compare_runs(const StoredRun& got, const StoredRun& expected) {
     QCOMPARE(got.name, expected.name);
     QCOMPARE(got.tags, expected.tags);
+    QCOMPARE(got.group.isEmpty(), expected.group.isEmpty());  // the id is new (groups below)
     QCOMPARE(got.message, expected.message);
     QCOMPARE(run_spec_to_json(got.spec), run_spec_to_json(expected.spec));
     QCOMPARE(got.started, expected.started);
@@ -352,6 +354,42 @@ class TestRunExchange : public QObject {
         compare_rows(source_->metrics(second[0]), source_->metrics(diverged_));
     }
 
+    // A group comes in under a new id, its runs together, apart from the runs of the same group
+    // imported before; a run that stood alone stays alone.
+    void groups_come_in_under_new_ids() {
+        RunSpec spec = testing::fixture_spec(2);
+        const std::int64_t seed0 = source_->create_run(spec, "seed 0", {}, "g-1");
+        spec.seed = 1;
+        const std::int64_t seed1 = source_->create_run(spec, "seed 1", {}, "g-1");
+        const QByteArray file = export_runs(*source_, {seed0, queued_, seed1});
+        QCOMPARE(as_object(file)["runs"].toArray()[0].toObject()["group"].toString(), "g-1");
+        const std::vector<std::int64_t> first = import_runs(*target_, file);
+        const std::vector<std::int64_t> second = import_runs(*target_, file);
+        const QString group = target_->run(first[0]).group;
+        QVERIFY(!group.isEmpty() && group != "g-1");
+        QCOMPARE(target_->run(first[2]).group, group);
+        QVERIFY(target_->run(first[1]).group.isEmpty());
+        QCOMPARE(target_->run(second[2]).group, target_->run(second[0]).group);
+        QVERIFY(target_->run(second[0]).group != group);
+    }
+
+    // A tampered file whose group's runs differ in more than the seed is refused, naming the
+    // run and the field.
+    void a_group_of_different_experiments_is_refused() {
+        RunSpec spec = testing::fixture_spec(2);
+        const std::int64_t seed0 = source_->create_run(spec, "seed 0", {}, "g-1");
+        spec.seed = 1;
+        const std::int64_t seed1 = source_->create_run(spec, "seed 1", {}, "g-1");
+        QJsonObject file = as_object(export_runs(*source_, {seed0, seed1}));
+        QJsonArray runs = file["runs"].toArray();
+        QJsonObject second = runs[1].toObject();
+        set_in(second, "config", "batch", 256);
+        runs[1] = second;
+        file["runs"] = runs;
+        expect_refused(as_document(file), {"run 2 (\"seed 1\"), group", "field 'batch' differs",
+                                           "only in their seed"});
+    }
+
     void broken_run_refuses_the_whole_file_data() {
         QTest::addColumn<int>("index");
         for (std::size_t i = 0; i < broken_runs().size(); ++i)
@@ -384,8 +422,11 @@ class TestRunExchange : public QObject {
             << QByteArray(R"({"format": "tensorboard", "version": 1, "runs": []})")
             << QStringList{"not a ScaleLab runs file"};
         QTest::newRow("newer version")
-            << QByteArray(R"({"format": "scalelab-runs", "version": 2, "runs": []})")
-            << QStringList{"version 2", "newer ScaleLab"};
+            << QStringLiteral(R"({"format": "scalelab-runs", "version": %1, "runs": []})")
+                   .arg(exchange_version + 1)
+                   .toUtf8()
+            << QStringList{QStringLiteral("version %1").arg(exchange_version + 1),
+                           "newer ScaleLab"};
         QTest::newRow("runs missing") << QByteArray(R"({"format": "scalelab-runs", "version": 1})")
                                       << QStringList{"runs: missing"};
         QTest::newRow("run not an object")
@@ -498,11 +539,12 @@ class TestRunExchange : public QObject {
         const QStringList lines = QString::fromUtf8(file.readAll()).split('\n', Qt::SkipEmptyParts);
         const std::vector<MetricRow> rows = source_->metrics(diverged_);
         QCOMPARE(lines.size(), qsizetype(rows.size()) + 1);
-        QVERIFY(lines[0].startsWith("run,run_id,step"));
-        // The name holds a comma and quotes: quoted, its quotes doubled; then the store's id.
+        QVERIFY(lines[0].startsWith("run,run_id,group,step"));
+        // The name holds a comma and quotes: quoted, its quotes doubled; then the store's id and
+        // the group (none).
         const QString first_row = lines[1];
         QVERIFY2(first_row.startsWith(
-                     QStringLiteral("\"lars, \"\"2\"\" dev × 32\",%1,1,1,").arg(diverged_)),
+                     QStringLiteral("\"lars, \"\"2\"\" dev × 32\",%1,,1,1,").arg(diverged_)),
                  qPrintable(first_row));
     }
 

@@ -604,6 +604,7 @@ class TestRunStore : public QObject {
         QCOMPARE(runs[0].steps, finished.step);
         QCOMPARE(runs[0].best_val_accuracy, finished.best_val_accuracy());
         QVERIFY(runs[0].tags.isEmpty());
+        QVERIFY(runs[0].group.isEmpty());  // schema 4's column, '' for the runs before it
         QCOMPARE(scalelab::run_spec_to_json(runs[0].spec),
                  scalelab::run_spec_to_json(finished.spec));
         // Schema 1 kept no process: a run it left running can only have been interrupted.
@@ -617,6 +618,16 @@ class TestRunStore : public QObject {
                  RunStore::schema_version);
         QCOMPARE(file.scalar(QStringLiteral("SELECT count(*) FROM metrics")).toLongLong(),
                  metric_rows);
+    }
+
+    void aRunKeepsItsGroup() {
+        auto store = RunStore::open(dir_.filePath(QStringLiteral("groups.sqlite")));
+        const std::int64_t member =
+            store->create_run(fixture_spec(1), QStringLiteral("member"), {}, QStringLiteral("g"));
+        const std::int64_t alone = store->create_run(fixture_spec(1), QStringLiteral("alone"));
+        QCOMPARE(store->run(member).group, QStringLiteral("g"));
+        QVERIFY(store->run(alone).group.isEmpty());
+        QCOMPARE(store->list_runs().front().group, QStringLiteral("g"));
     }
 
     void runsOfDeadProcessesAreInterruptedAtOpen() {

@@ -1,3 +1,4 @@
+#include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QtTest>
 
@@ -28,6 +29,13 @@ QString tip(const RunTableModel& model, int row, int column) {
     return model.data(model.index(row, column), Qt::ToolTipRole).toString();
 }
 
+// `run` as one of the repeats `group`, run with `seed`.
+RunRecord grouped(RunRecord run, const QString& group, std::uint64_t seed) {
+    run.group = group;
+    run.spec.seed = seed;
+    return run;
+}
+
 }  // namespace
 
 class TestRunTableModel : public QObject {
@@ -47,8 +55,8 @@ class TestRunTableModel : public QObject {
         QCOMPARE(inserted.front().at(1).toInt(), 1);
         QCOMPARE(model.rowCount(), 2);
         QCOMPARE(model.columnCount(), int(RunTableModel::ColumnCount));
-        QCOMPARE(model.runId(0), first);
-        QCOMPARE(model.runId(1), second);
+        QCOMPARE(model.runId(model.index(0, 0)), first);
+        QCOMPARE(model.runId(model.index(1, 0)), second);
         QCOMPARE(model.data(model.index(1, 0), RunTableModel::RunIdRole).toInt(), second);
         QCOMPARE(text(model, 1, RunTableModel::NameColumn), QStringLiteral("second"));
 
@@ -56,8 +64,8 @@ class TestRunTableModel : public QObject {
         QCOMPARE(removed.count(), 1);
         QCOMPARE(removed.front().at(1).toInt(), 0);
         QCOMPARE(model.rowCount(), 1);
-        QCOMPARE(model.runId(0), second);
-        QCOMPARE(model.row(first), -1);
+        QCOMPARE(model.runId(model.index(0, 0)), second);
+        QVERIFY(!model.indexOfRun(first).isValid());
     }
 
     void columns_describe_a_finished_run() {
@@ -323,6 +331,121 @@ class TestRunTableModel : public QObject {
         QCOMPARE(runs.find(id)->state, RunState::Diverged);
         QCOMPARE(told, QStringLiteral("diverged at step %1 (loss NaN) – LR 1e+06, no warm-up")
                            .arg(runs.find(id)->step));
+    }
+
+    // Repeats: a group is one row, its runs its children; plain runs stay plain rows.
+    void a_group_is_one_row_with_its_runs_under_it() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(1), "alone", 1000, {0.8}));
+        const std::vector<int> members = {
+            runs.add(grouped(fixture_run(fixture_spec(2), "wide (seed 1)", 1000, {0.895}), "g", 1)),
+            runs.add(grouped(fixture_run(fixture_spec(2), "wide (seed 2)", 1000, {0.899}), "g", 2)),
+            runs.add(grouped(
+                fixture_run(fixture_spec(2), "wide (seed 3)", 1000, {0.2}, RunState::Diverged), "g",
+                3))};
+        RunTableModel model(runs);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
+        runs.add(fixture_run(fixture_spec(1), "after", 1000, {0.8}));
+
+        QCOMPARE(model.rowCount(), 3);
+        const QModelIndex group = model.index(1, RunTableModel::NameColumn);
+        QCOMPARE(model.runId(group), 0);
+        QCOMPARE(group.data(RunTableModel::GroupRole).toString(), QStringLiteral("g"));
+        QCOMPARE(group.data(RunTableModel::RunIdsRole).value<QList<int>>(),
+                 QList<int>(members.begin(), members.end()));
+        QCOMPARE(group.data().toString(), QStringLiteral("wide · seeds 1–3"));
+        QCOMPARE(model.rowCount(group), 3);
+        for (int member = 0; member < 3; ++member) {
+            const QModelIndex child = model.index(member, 0, group);
+            QCOMPARE(model.runId(child), members[std::size_t(member)]);
+            QCOMPARE(child.parent(), group);
+            QCOMPARE(model.indexOfRun(members[std::size_t(member)]), child);
+        }
+        // The diverged run is counted and shown, never dropped.
+        QCOMPARE(text(model, 1, RunTableModel::StatusColumn),
+                 QStringLiteral("3 runs: 2 finished, 1 diverged"));
+        QCOMPARE(RunState(group.data(RunTableModel::StateRole).toInt()), RunState::Diverged);
+        QCOMPARE(text(model, 1, RunTableModel::BestAccuracyColumn),
+                 QStringLiteral("0.665 ± 0.402"));
+        QCOMPARE(text(model, 1, RunTableModel::ImagesPerSecondColumn), QStringLiteral("1000 ± 0"));
+        QCOMPARE(model.data(model.index(0, 1, group)).toString(), QString());
+
+        // A group leaves with its last run.
+        QVERIFY(runs.remove(members[0]));
+        QCOMPARE(model.rowCount(group), 2);
+        QVERIFY(runs.remove(members[1]));
+        QVERIFY(runs.remove(members[2]));
+        QCOMPARE(model.rowCount(), 2);
+        QCOMPARE(text(model, 1, RunTableModel::NameColumn), QStringLiteral("after"));
+    }
+
+    void a_groups_check_box_shows_and_hides_all_its_runs() {
+        RunController controller;
+        RunCollection runs(controller);
+        const int a = runs.add(grouped(fixture_run(fixture_spec(1), "a", 1000, {0.8}), "g", 1));
+        const int b = runs.add(grouped(fixture_run(fixture_spec(1), "b", 1000, {0.8}), "g", 2));
+        RunTableModel model(runs);
+        const QModelIndex group = model.index(0, RunTableModel::NameColumn);
+        QVERIFY(model.flags(group) & Qt::ItemIsUserCheckable);
+        QVERIFY(!(model.flags(group) & Qt::ItemIsEditable));
+        QCOMPARE(group.data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
+        runs.setVisible(b, false);
+        QCOMPARE(group.data(Qt::CheckStateRole).toInt(), int(Qt::PartiallyChecked));
+        QVERIFY(model.setData(group, int(Qt::Unchecked), Qt::CheckStateRole));
+        QVERIFY(!runs.find(a)->visible && !runs.find(b)->visible);
+        QVERIFY(model.setData(group, int(Qt::Checked), Qt::CheckStateRole));
+        QVERIFY(runs.find(a)->visible && runs.find(b)->visible);
+    }
+
+    void a_groups_notes_say_when_it_is_within_seed_noise() {
+        RunController controller;
+        RunCollection runs(controller);
+        const auto add_group = [&](const QString& group, const std::vector<double>& accuracies) {
+            for (std::size_t i = 0; i < accuracies.size(); ++i)
+                runs.add(grouped(fixture_run(fixture_spec(1), group, 1000, {accuracies[i]}), group,
+                                 i + 1));
+        };
+        add_group("near", {0.895, 0.897, 0.899, 0.894, 0.900});
+        add_group("best", {0.899, 0.901, 0.897, 0.900, 0.898});
+        add_group("far", {0.80, 0.81, 0.79});
+        RunTableModel model(runs);
+        // Each is compared with the best other group: "near" with "best", "best" with "near".
+        QVERIFY2(text(model, 0, RunTableModel::NotesColumn)
+                     .startsWith(QStringLiteral("within seed noise: best val acc 0.897 ± 0.003 "
+                                                "against 0.899 ± 0.002 (Welch's t-test, p = 0.")),
+                 qPrintable(text(model, 0, RunTableModel::NotesColumn)));
+        QVERIFY(text(model, 1, RunTableModel::NotesColumn).startsWith("within seed noise"));
+        QCOMPARE(text(model, 2, RunTableModel::NotesColumn), QString());
+        QVERIFY(tip(model, 2, RunTableModel::NotesColumn).contains(QStringLiteral("“best")));
+
+        // With the baseline in "far", everything is compared with "far": a real difference.
+        runs.setBaseline(runs.ids().back());
+        QCOMPARE(text(model, 0, RunTableModel::NotesColumn), QString());
+    }
+
+    void a_members_change_reaches_its_groups_row() {
+        RunController controller;
+        RunCollection runs(controller);
+        runs.add(fixture_run(fixture_spec(2), "alone", 1000, {0.8}));
+        const int member =
+            runs.add(grouped(fixture_run(fixture_spec(2), "a", 1000, {0.8}), "g", 1));
+        RunTableModel model(runs);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        emit runs.runChanged(member);
+        QTRY_VERIFY_WITH_TIMEOUT(changed.count() >= 2, 2000);
+        bool group_row = false;
+        bool member_row = false;
+        for (const QList<QVariant>& signal : changed) {
+            const auto top_left = signal.at(0).value<QModelIndex>();
+            const auto bottom_right = signal.at(1).value<QModelIndex>();
+            group_row |=
+                !top_left.parent().isValid() && top_left.row() <= 1 && bottom_right.row() >= 1;
+            member_row |= top_left.parent().isValid() && model.runId(top_left) == member;
+        }
+        QVERIFY(group_row);
+        QVERIFY(member_row);
     }
 };
 

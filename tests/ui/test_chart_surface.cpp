@@ -1,3 +1,4 @@
+#include <QAbstractScrollArea>
 #include <QBuffer>
 #include <QChart>
 #include <QChartView>
@@ -170,6 +171,18 @@ SeriesStyle label_style() {
         .colour = label_colour, .width = 2.0, .faint = false, .dashed = false, .markers = false};
 }
 
+// Counts the paint events of the object it filters.
+class PaintCounter : public QObject {
+  public:
+    int count = 0;
+
+    bool eventFilter(QObject*, QEvent* event) override {
+        if (event->type() == QEvent::Paint)
+            ++count;
+        return false;
+    }
+};
+
 }  // namespace
 
 class TestChartSurface : public QObject {
@@ -232,6 +245,38 @@ class TestChartSurface : public QObject {
         surface_->fitAxes();
         QCOMPARE(surface_->seriesPoints(QStringLiteral("key")).size(), 2);
         QVERIFY(surface_->seriesLegend(QStringLiteral("key")).isEmpty());
+    }
+
+    // A series given again as it is costs no repaint (a redraw hands over every series of a
+    // dirty run); one with anything changed is taken.
+    void aSeriesGivenAgainUnchangedIsNotRepainted() {
+        const QList<QPointF> points{{0.0, 0.0}, {5.0, 0.4}, {10.0, 1.0}};
+        const QList<QPointF> low{{0.0, 0.0}, {10.0, 0.5}};
+        const QList<QPointF> high{{0.0, 0.2}, {10.0, 1.1}};
+        auto* view = qobject_cast<QAbstractScrollArea*>(surface_->widget());
+        QVERIFY(view != nullptr);
+        PaintCounter paints;
+        view->viewport()->installEventFilter(&paints);
+        const auto give = [&](const QString& legend, const SeriesStyle& style) {
+            surface_->setSeries(QStringLiteral("curve"), legend, points, style);
+            surface_->setBand(QStringLiteral("band"), low, high, style);
+            surface_->fitAxes();
+            QCoreApplication::processEvents();
+        };
+        for (int batch = 0; batch < 3; ++batch)  // drawn, then settled into the cached layer
+            give(QStringLiteral("a run"), line_style());
+        paints.count = 0;
+        give(QStringLiteral("a run"), line_style());
+        QCOMPARE(paints.count, 0);
+
+        give(QStringLiteral("renamed"), line_style());
+        QCOMPARE(surface_->seriesLegend(QStringLiteral("curve")), QStringLiteral("renamed"));
+        QVERIFY(paints.count > 0);
+        give(QStringLiteral("renamed"), label_style());
+        QCOMPARE(surface_->seriesStyle(QStringLiteral("curve"))->colour, label_style().colour);
+        QCOMPARE(surface_->seriesStyle(QStringLiteral("band"))->colour, label_style().colour);
+        surface_->setBand(QStringLiteral("band"), low, points, label_style());
+        QCOMPARE(surface_->seriesPoints(QStringLiteral("band")).front(), points.front());
     }
 
     void logXLeavesOutPointsAtOrBelowZero() {

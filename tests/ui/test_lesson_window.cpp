@@ -77,7 +77,12 @@ class TestLessonWindow : public QObject {
         QCOMPARE(w.window.findChild<QLabel*>(QStringLiteral("lessonTitle"))->text(), lesson.title);
 
         const std::vector<int> ids = w.window.runLesson();
-        QCOMPARE(ids.size(), lesson.runs.size());
+        std::size_t queued = 0;
+        for (const LessonRun& run : lesson.runs)
+            queued += std::size_t(run.repeats);
+        QCOMPARE(ids.size(), queued);
+        // One line per lesson run; one group of its repeats each.
+        QCOMPARE(w.window.lessonPanel().runIds().size(), lesson.runs.size());
         QTRY_VERIFY_WITH_TIMEOUT(all_ended(w.runs, ids), 120000);
         for (const int id : ids) {
             const RunRecord* run = w.runs.find(id);
@@ -95,11 +100,15 @@ class TestLessonWindow : public QObject {
             if (const std::optional<ChartKind> kind = grid_chart(chart)) {
                 const auto& shown = w.window.charts().shownCharts();
                 QVERIFY(std::find(shown.begin(), shown.end(), *kind) != shown.end());
-                for (const int id : ids)
+                // A lesson run with repeats is drawn as its group's mean.
+                for (const int id : ids) {
+                    const QString& group = w.runs.find(id)->group;
                     QVERIFY2(w.window.charts().chart(*kind).hasSeries(
-                                 ChartGrid::seriesKey(id, SeriesPart::Curve)),
+                                 group.isEmpty() ? ChartGrid::seriesKey(id, SeriesPart::Curve)
+                                                 : ChartGrid::groupKey(group, GroupPart::Mean)),
                              qPrintable(ChartGrid::title(*kind) + QStringLiteral(" lacks ") +
                                         w.runs.find(id)->name));
+                }
             } else if (chart == LessonChart::Scaling) {
                 QVERIFY2(!w.window.scaling().groups().empty(),
                          "a scaling lesson needs runs that differ only in their device count");
@@ -128,8 +137,20 @@ class TestLessonWindow : public QObject {
             QVERIFY2(verdicts[i].outcome != ClaimOutcome::Pending, qPrintable(verdicts[i].text));
             QVERIFY(claims_text.contains(lesson.claims[i].text.toHtmlEscaped()));
         }
+        for (std::size_t row = 0; row < lesson.runs.size(); ++row) {
+            const std::vector<int>& members = w.window.lessonPanel().runIds()[row];
+            QCOMPARE(int(members.size()), lesson.runs[row].repeats);
+            if (members.size() > 1) {
+                QVERIFY(!w.runs.find(members.front())->group.isEmpty());
+                // Every member ended (finished, or diverged where the lesson shows that).
+                const QString state = w.window.lessonPanel().stateText(int(row));
+                QVERIFY2(state.startsWith(QStringLiteral("%1 runs: ").arg(members.size())) &&
+                             !state.contains(QStringLiteral("running")),
+                         qPrintable(state));
+            }
+        }
         if (lesson.assessment)
-            for (int row = 0; row < int(ids.size()); ++row) {
+            for (int row = 0; row < int(lesson.runs.size()); ++row) {
                 const QString result = w.window.lessonPanel().resultText(row);
                 QVERIFY2(result.startsWith(QStringLiteral("passed")) ||
                              result.startsWith(QStringLiteral("failed")),

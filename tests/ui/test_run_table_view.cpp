@@ -10,6 +10,7 @@
 #include "../app/run_fixtures.h"
 #include "run_collection.h"
 #include "run_controller.h"
+#include "run_filter.h"
 #include "run_palette.h"
 #include "run_table_model.h"
 #include "run_table_view.h"
@@ -178,6 +179,43 @@ class TestRunTableView : public QObject {
         QVERIFY2(question.contains(QStringLiteral("finished")), qPrintable(question));
         QVERIFY(runs_->find(finished_) == nullptr);
         QCOMPARE(view_->model()->rowCount(), 1);
+    }
+
+    // Repeats: a group's row opens onto its runs and stands for all of them.
+    void a_group_is_one_closed_row_that_acts_for_all_its_runs() {
+        std::vector<int> members;
+        for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+            RunRecord run = fixture_run(fixture_spec(4), QStringLiteral("wide (seed %1)").arg(seed),
+                                        3000, {0.8 + 0.01 * double(seed)});
+            run.group = QStringLiteral("g");
+            run.spec.seed = seed;
+            members.push_back(runs_->add(run));
+        }
+        QCOMPARE(view_->model()->rowCount(), 3);
+        const QModelIndex group = view_->model()->index(2, RunTableModel::NameColumn);
+        QVERIFY(!view_->isExpanded(group));
+        QVERIFY(view_->visualRect(view_->model()->index(0, 0, group)).isEmpty());
+
+        view_->setCurrentIndex(group);
+        QCOMPARE(view_->selectedRunIds(), members);
+        view_->findChild<QAction*>(QStringLiteral("visibilityAction"))->trigger();
+        for (const int id : members)
+            QVERIFY(!runs_->find(id)->visible);
+        QVERIFY(!view_->findChild<QAction*>(QStringLiteral("renameAction"))->isEnabled());
+
+        // Selecting one of its runs opens the group.
+        view_->selectRun(members[1]);
+        QVERIFY(view_->isExpanded(group));
+        QCOMPARE(view_->selectedRunIds(), std::vector<int>{members[1]});
+        QCOMPARE(view_->selectedRunId(), members[1]);
+
+        // The filter keeps a group's row while one of its runs matches.
+        view_->filter().setText(QStringLiteral("(seed 2)"));
+        QCOMPARE(view_->model()->rowCount(), 1);
+        const QModelIndex filtered = view_->model()->index(0, 0);
+        QCOMPARE(view_->model()->rowCount(filtered), 1);
+        QCOMPARE(view_->model()->index(0, 0, filtered).data(RunTableModel::RunIdRole).toInt(),
+                 members[1]);
     }
 
   private:

@@ -3,6 +3,8 @@
 #include <QTreeWidget>
 #include <QtTest>
 
+#include <cmath>
+
 #include "../app/run_fixtures.h"
 #include "run_collection.h"
 #include "run_controller.h"
@@ -64,8 +66,10 @@ class TestScalingView : public QObject {
         // One point per device count: the two 2-device runs are one point with a bar.
         QCOMPARE(view.chart().seriesPoints(ScalingView::pointsKey(0)),
                  (QList<QPointF>{QPointF(1, 1000), QPointF(2, 1900), QPointF(4, 3400)}));
+        // The bar spans one sample standard deviation either side: 200 / sqrt(2) for two runs.
+        const double stddev = 200.0 / std::sqrt(2.0);
         QCOMPARE(view.chart().seriesPoints(ScalingView::spreadKey(0, 1)),
-                 (QList<QPointF>{QPointF(2, 1800), QPointF(2, 2000)}));
+                 (QList<QPointF>{QPointF(2, 1900 - stddev), QPointF(2, 1900 + stddev)}));
         QVERIFY(!view.chart().hasSeries(ScalingView::spreadKey(0, 2)));
 
         const auto* list = view.findChild<QTreeWidget*>(QStringLiteral("scalingPoints"));

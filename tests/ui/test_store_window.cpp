@@ -114,8 +114,8 @@ class TestStoreWindow : public QObject {
         QVERIFY2(storeStatus().contains(QStringLiteral("edits.sqlite")), qPrintable(storeStatus()));
         RunTableModel& model = app_->window.tableModel();
         QCOMPARE(model.rowCount(), 3);
-        const int baseline = model.runId(0);
-        const int wide = model.runId(1);
+        const int baseline = model.runId(model.index(0, 0));
+        const int wide = model.runId(model.index(1, 0));
         QVERIFY(!app_->runs.find(baseline)->visible);  // stored runs come hidden
         QCOMPARE(model.index(1, RunTableModel::TagsColumn).data().toString(),
                  QStringLiteral("week 2"));
