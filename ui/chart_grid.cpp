@@ -150,18 +150,38 @@ SeriesStyle reference_style(const QColor& colour) {
 }
 
 // A run's curve for `kind` against the x axis.
+// Every point's x (by `x_of`) and value, in one pass without a branch per point: redraws that
+// recompute every curve read 100 runs x 3 curves x 10,000 points this way (docs/repeats.md).
+template <typename XOf>
+void fill_xy(const std::vector<MetricPoint>& curve, XOf x_of_point, std::vector<double>& xs,
+             std::vector<double>& ys) {
+    xs.resize(curve.size());
+    ys.resize(curve.size());
+    for (std::size_t i = 0; i < curve.size(); ++i) {
+        xs[i] = x_of_point(curve[i]);
+        ys[i] = curve[i].value;
+    }
+}
+
 void curve_xy(const RunRecord& record, ChartKind kind, XAxis axis, std::vector<double>& xs,
               std::vector<double>& ys) {
     const std::vector<MetricPoint>& curve = record.curve(metric_of(kind));
     const bool whole_epochs = per_epoch(metric_of(kind));
-    xs.clear();
-    ys.clear();
-    xs.reserve(curve.size());
-    ys.reserve(curve.size());
-    for (const MetricPoint& point : curve) {
-        xs.push_back(x_of(point, record, axis, whole_epochs));
-        ys.push_back(point.value);
+    switch (axis) {
+        case XAxis::Step:
+            return fill_xy(
+                curve, [](const MetricPoint& p) { return double(p.step); }, xs, ys);
+        case XAxis::Samples:
+            return fill_xy(
+                curve, [](const MetricPoint& p) { return p.samples; }, xs, ys);
+        case XAxis::WallTime:
+            return fill_xy(
+                curve, [](const MetricPoint& p) { return p.seconds; }, xs, ys);
+        case XAxis::Epoch:
+            break;
     }
+    fill_xy(
+        curve, [&](const MetricPoint& p) { return x_of(p, record, axis, whole_epochs); }, xs, ys);
 }
 
 QString band_title(GroupBand band) {
