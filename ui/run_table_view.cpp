@@ -7,6 +7,7 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSet>
 
 #include <algorithm>
 #include <utility>
@@ -314,12 +315,17 @@ std::vector<ComparedRuns> RunTableView::selectedForComparison() const {
     std::sort(rows.begin(), rows.end(), [this](const QModelIndex& a, const QModelIndex& b) {
         return visualRect(a).top() < visualRect(b).top();
     });
+    // A run selected with its own group's row is compared as part of the group, not twice.
+    QSet<QString> groups;
+    for (const QModelIndex& row : rows)
+        groups.insert(row.data(RunTableModel::GroupRole).toString());
     std::vector<ComparedRuns> compared;
     for (const QModelIndex& row : rows) {
         if (const QString group = row.data(RunTableModel::GroupRole).toString(); !group.isEmpty()) {
             const QList<int> ids = row.data(RunTableModel::RunIdsRole).value<QList<int>>();
             compared.push_back({row.data().toString(), {ids.begin(), ids.end()}, true});
-        } else if (const RunRecord* run = runs_.find(row.data(RunTableModel::RunIdRole).toInt())) {
+        } else if (const RunRecord* run = runs_.find(row.data(RunTableModel::RunIdRole).toInt());
+                   run != nullptr && (run->group.isEmpty() || !groups.contains(run->group))) {
             compared.push_back({run->name, {run->id}, false});
         }
     }

@@ -1,5 +1,6 @@
 #include "window_settings.h"
 
+#include <QCheckBox>
 #include <QJsonDocument>
 #include <QSettings>
 #include <QSplitter>
@@ -7,6 +8,7 @@
 #include "error.h"
 #include "experiment_form.h"
 #include "main_window.h"
+#include "run_filter_bar.h"
 #include "run_spec_json.h"
 #include "run_table_view.h"
 #include "theme.h"
@@ -20,6 +22,7 @@ const QString geometry_key = QStringLiteral("window/geometry");
 const QString state_key = QStringLiteral("window/state");
 const QString splitter_key = QStringLiteral("window/charts_table_split");
 const QString table_columns_key = QStringLiteral("table/columns");
+const QString what_differs_key = QStringLiteral("table/what_differs");
 const QString theme_key = QStringLiteral("window/theme");
 const QString experiment_key = QStringLiteral("form/experiment");
 
@@ -37,6 +40,7 @@ void save_window_settings(MainWindow& window, QSettings& settings) {
             settings.setValue(splitter_key, splitter->saveState());
     }
     settings.setValue(table_columns_key, window.table().saveColumns());
+    settings.setValue(what_differs_key, window.filterBar().differencesBox().isChecked());
     settings.setValue(theme_key, window.theme() == Theme::Dark ? QStringLiteral("dark")
                                                                : QStringLiteral("light"));
     settings.setValue(experiment_key,
@@ -50,6 +54,7 @@ void restore_window_settings(MainWindow& window, QSettings& settings, bool keep_
     if (QSplitter* splitter = charts_table_splitter(window))
         splitter->restoreState(settings.value(splitter_key).toByteArray());
     window.table().restoreColumns(settings.value(table_columns_key).toByteArray());
+    window.filterBar().differencesBox().setChecked(settings.value(what_differs_key).toBool());
     const QString theme = settings.value(theme_key).toString();
     if (!keep_theme && (theme == QLatin1String("dark") || theme == QLatin1String("light")))
         window.setTheme(theme == QLatin1String("dark") ? Theme::Dark : Theme::Light);

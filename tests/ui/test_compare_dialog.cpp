@@ -103,6 +103,35 @@ class TestCompareDialog : public QObject {
         QVERIFY(copied.startsWith(QStringLiteral(",plain,fast,")));
     }
 
+    // A run selected together with its own group's row is in the group's column only.
+    void aGroupsOwnRunIsNotComparedTwice() {
+        QAbstractItemModel& shown = *view_->model();
+        QItemSelection selection;
+        for (int row = 0; row < shown.rowCount(); ++row) {
+            const QModelIndex index = shown.index(row, 0);
+            if (index.data(RunTableModel::GroupRole).toString().isEmpty()) {
+                if (index.data(RunTableModel::RunIdRole).toInt() == plain_)
+                    selection.select(index, index);
+                continue;
+            }
+            view_->expand(index);
+            const QModelIndex member = shown.index(0, 0, index);
+            QVERIFY(member.isValid());
+            selection.select(index, index);
+            selection.select(member, member);
+        }
+        view_->selectionModel()->select(
+            selection, QItemSelectionModel::ClearAndSelect | QItemSelectionModel::Rows);
+        QCOMPARE(view_->selectionModel()->selectedRows().size(), 3);
+        int columns = 0;
+        on_next_dialog<CompareDialog>([&](CompareDialog& dialog) {
+            columns = dialog.table().model()->columnCount();
+            dialog.reject();
+        });
+        action("compareAction")->trigger();
+        QCOMPARE(columns, 2);  // plain, and the group
+    }
+
     void whatDiffersFollowsTheRowsTheFilterLists() {
         const auto configuration = [this](int id) {
             return model_->indexOfRun(id, RunTableModel::ConfigurationColumn).data().toString();

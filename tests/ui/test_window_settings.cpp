@@ -2,12 +2,14 @@
 // charts and table, the theme and the experiment come back in a new window; a settings file
 // that cannot be read changes nothing.
 
+#include <QCheckBox>
 #include <QSettings>
 #include <QSplitter>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include "experiment_form.h"
+#include "run_filter_bar.h"
 #include "run_table_model.h"
 #include "run_table_view.h"
 #include "theme.h"
@@ -47,6 +49,7 @@ class TestWindowSettings : public QObject {
             // The user showed the configuration and hid the notes.
             first.window.table().setColumnHidden(RunTableModel::ConfigurationColumn, false);
             first.window.table().setColumnHidden(RunTableModel::NotesColumn, true);
+            first.window.filterBar().differencesBox().setChecked(true);
             QSettings settings(settings_path(), QSettings::IniFormat);
             save_window_settings(first.window, settings);
         }
@@ -66,6 +69,7 @@ class TestWindowSettings : public QObject {
         QCOMPARE(sizes, saved);
         QVERIFY(!second.window.table().isColumnHidden(RunTableModel::ConfigurationColumn));
         QVERIFY(second.window.table().isColumnHidden(RunTableModel::NotesColumn));
+        QVERIFY(second.window.filterBar().differencesBox().isChecked());
 
         // A --theme given on the command line wins over the remembered one.
         WindowUnderTest third;
