@@ -155,10 +155,13 @@ void LessonPanel::setLesson(const Lesson& lesson) {
     }
 
     run_list_->clear();
+    // The seeds go with the state, whose column fits its text, so that the run's name keeps the
+    // room it had: "batch 16" | "not started, 3 seeds", then "3 runs: 3 finished".
     for (const LessonRun& run : lesson.runs)
         run_list_->addTopLevelItem(new QTreeWidgetItem(
-            {run.repeats > 1 ? tr("%1 · %n seed(s)", nullptr, run.repeats).arg(run.name) : run.name,
-             tr("not started"), QString()}));
+            {run.name,
+             run.repeats > 1 ? tr("not started, %1 seeds").arg(run.repeats) : tr("not started"),
+             QString()}));
     showClaims();
 }
 

@@ -7,6 +7,7 @@
 #include <QFile>
 #include <QLabel>
 #include <QTemporaryDir>
+#include <QTreeWidget>
 #include <QtTest>
 
 #include "../app/run_fixtures.h"
@@ -75,6 +76,16 @@ class TestLessonWindow : public QObject {
         w.window.openLesson(lesson);
         QVERIFY(!w.window.lessonPanel().isHidden());
         QCOMPARE(w.window.findChild<QLabel*>(QStringLiteral("lessonTitle"))->text(), lesson.title);
+        // Each lesson run under its own name; its seeds, before it runs, with its state.
+        const auto* list = w.window.findChild<QTreeWidget*>(QStringLiteral("lessonRuns"));
+        QVERIFY(list);
+        for (int row = 0; row < list->topLevelItemCount(); ++row) {
+            const LessonRun& run = lesson.runs[std::size_t(row)];
+            QCOMPARE(list->topLevelItem(row)->text(0), run.name);
+            QCOMPARE(list->topLevelItem(row)->text(1),
+                     run.repeats > 1 ? QStringLiteral("not started, %1 seeds").arg(run.repeats)
+                                     : QStringLiteral("not started"));
+        }
 
         const std::vector<int> ids = w.window.runLesson();
         std::size_t queued = 0;
