@@ -8,8 +8,8 @@ class MainWindow;
 
 // What the window remembers between launches, in QSettings (~/.config/ScaleLab/ScaleLab.conf):
 // its size and place, its docks and toolbar, the split between charts and run table, the run
-// table's columns and its What differs box, the theme and the experiment in the form. main() restores it at start and saves it at quit;
-// tests pass a QSettings of their own.
+// table's columns and its What differs box, the theme and the experiment in the form. main()
+// restores it at start and saves it at quit; tests pass a QSettings of their own.
 
 // Saves the window as it is; the layout of presenter mode (F11) is not kept, only the theme
 // and the experiment then.

@@ -28,6 +28,15 @@ constexpr const char* twin_lesson = R"({
               "better_than": "b"}]
 })";
 
+// twin_lesson as a file in `dir`.
+QString twin_lesson_file(const QTemporaryDir& dir) {
+    const QString path = dir.filePath(QStringLiteral("twins.json"));
+    QFile out(path);
+    if (!out.open(QIODevice::WriteOnly) || out.write(twin_lesson) < 0)
+        qFatal("cannot write %s", qPrintable(path));
+    return path;
+}
+
 }  // namespace
 
 class TestLessonCommand : public QObject {
@@ -36,12 +45,7 @@ class TestLessonCommand : public QObject {
   private slots:
     void repeatsTrainAsGroupsAndNoiseIsNotAClaimHeld() {
         QTemporaryDir dir;
-        const QString file = dir.filePath(QStringLiteral("twins.json"));
-        QFile out(file);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(twin_lesson);
-        out.close();
-
+        const QString file = twin_lesson_file(dir);
         const auto result = run_cli({"lesson", "run", file, "--no-store"});
         QVERIFY2(!result.crashed, qPrintable(result.err));
         for (const char* expected :
@@ -57,11 +61,7 @@ class TestLessonCommand : public QObject {
 
     void aSeedThatTheRepeatsWouldPassIsRefused() {
         QTemporaryDir dir;
-        const QString file = dir.filePath(QStringLiteral("twins.json"));
-        QFile out(file);
-        QVERIFY(out.open(QIODevice::WriteOnly));
-        out.write(twin_lesson);
-        out.close();
+        const QString file = twin_lesson_file(dir);
         const auto result =
             run_cli({"lesson", "run", file, "--no-store", "--seed", "18446744073709551615"});
         QCOMPARE(result.exit_code, 2);

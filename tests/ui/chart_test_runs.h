@@ -4,6 +4,7 @@
 // training anything; and the chart grid they are added to.
 
 #include <QString>
+#include <QTest>
 
 #include <cmath>
 
@@ -56,6 +57,14 @@ struct ChartTestGrid {
     RunController controller;
     RunCollection runs{controller};
     ChartGrid grid{runs};
+
+    // Shown at 1200 x 800, as in the window: each chart lays itself out for its size. False
+    // when the grid's window is not exposed.
+    bool showLaidOut() {
+        grid.resize(1200, 800);
+        grid.show();
+        return QTest::qWaitForWindowExposed(&grid);
+    }
 };
 
 }  // namespace scalelab::testing

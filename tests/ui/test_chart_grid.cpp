@@ -121,10 +121,7 @@ class TestChartGrid : public QObject {
   private slots:
     void init() {
         charts_ = std::make_unique<ChartTestGrid>();
-        charts_->grid.resize(1200, 800);
-        // Shown, as in the window: each chart lays itself out for its size.
-        charts_->grid.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&charts_->grid));
+        QVERIFY(charts_->showLaidOut());
     }
 
     void cleanup() { charts_.reset(); }

@@ -46,9 +46,7 @@ class TestChartGroups : public QObject {
   private slots:
     void init() {
         charts_ = std::make_unique<ChartTestGrid>();
-        charts_->grid.resize(1200, 800);
-        charts_->grid.show();
-        QVERIFY(QTest::qWaitForWindowExposed(&charts_->grid));
+        QVERIFY(charts_->showLaidOut());
         charts_->grid.setSmoothing(0.0);
         for (const int seed : {1, 2, 3})
             ids_.push_back(charts_->runs.add(member(seed)));
