@@ -6,7 +6,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLocale>
-#include <QUuid>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +22,7 @@
 #include "error.h"
 #include "printable_text.h"
 #include "quoted_text.h"
+#include "repeats.h"
 #include "run_exchange.h"
 #include "run_group.h"
 #include "run_labels.h"
@@ -373,20 +373,15 @@ QString metric_name_list() {
     return names.join(QStringLiteral(", "));
 }
 
-// Takes nlohmann/json's SAX events for one exchange file. The frames on its stack are the
-// places the format gives meaning to (the file, its runs, a run, its metrics, a curve, a row);
-// any other value (a run's name, its config, the version) is built whole as a Json value and
-// handed to its frame when it ends. Every object's keys are kept to refuse one given twice.
-// The groups of the file being imported, each under a new id (QUuid) so that it never joins a
-// group already in the store, nor the same file imported before. A run joins its group only
-// when it differs from the group's first run in nothing but the seed.
+// The groups of the file being imported, each under a new id (new_group_id) so that it never joins
+// a group already in the store, nor the same file imported before. A run joins its group only when
+// it differs from the group's first run in nothing but the seed.
 class ImportedGroups {
   public:
     StoredRun joined(StoredRun run, qsizetype index) {
         if (run.group.isEmpty())
             return run;
-        const auto [group, added] = groups_.try_emplace(
-            run.group, Group{QUuid::createUuid().toString(QUuid::WithoutBraces), run.spec});
+        const auto [group, added] = groups_.try_emplace(run.group, Group{new_group_id(), run.spec});
         if (!added)
             if (const QString problem = group_problem({group->second.first_spec, run.spec});
                 !problem.isEmpty())
@@ -403,6 +398,10 @@ class ImportedGroups {
     std::map<QString, Group> groups_;  // by the file's id
 };
 
+// Takes nlohmann/json's SAX events for one exchange file. The frames on its stack are the
+// places the format gives meaning to (the file, its runs, a run, its metrics, a curve, a row);
+// any other value (a run's name, its config, the version) is built whole as a Json value and
+// handed to its frame when it ends. Every object's keys are kept to refuse one given twice.
 class ExchangeStream {
   public:
     explicit ExchangeStream(RunStore::Insertion& insertion) : insertion_(insertion) {}

@@ -100,7 +100,7 @@ struct Measured {
 };
 
 // "0.245", or "0.245 ± 0.004" (mean ± standard deviation) for several members.
-QString spread_text(ClaimMetric metric, const Spread& value) {
+QString claim_value_text(ClaimMetric metric, const Spread& value) {
     if (value.count < 2)
         return value_text(metric, value.mean);
     return QStringLiteral("%1 ± %2").arg(value_text(metric, value.mean),
@@ -122,8 +122,8 @@ struct Judged {
 
 Comparison compare(const LessonClaim& claim, const Spread& a, const Spread& b) {
     const ClaimMetric metric = claim.metric;
-    const QString values =
-        QStringLiteral("%1 against %2").arg(spread_text(metric, a), spread_text(metric, b));
+    const QString values = QStringLiteral("%1 against %2")
+                               .arg(claim_value_text(metric, a), claim_value_text(metric, b));
     switch (claim.relation) {
         case ClaimRelation::Within: {
             const double gap = (a.mean - b.mean) / std::abs(b.mean);
@@ -143,11 +143,11 @@ Comparison compare(const LessonClaim& claim, const Spread& a, const Spread& b) {
         case ClaimRelation::AtLeast:
             return {a.mean >= claim.value,
                     QStringLiteral("%1 (at least %2)")
-                        .arg(spread_text(metric, a), value_text(metric, claim.value))};
+                        .arg(claim_value_text(metric, a), value_text(metric, claim.value))};
         case ClaimRelation::AtMost:
             return {a.mean <= claim.value,
                     QStringLiteral("%1 (at most %2)")
-                        .arg(spread_text(metric, a), value_text(metric, claim.value))};
+                        .arg(claim_value_text(metric, a), value_text(metric, claim.value))};
         case ClaimRelation::RisesOver:
             break;
     }
@@ -160,7 +160,7 @@ Comparison rise(const LessonClaim& claim, const std::vector<Spread>& values,
     QStringList texts;
     QString fall;
     for (std::size_t i = 0; i < values.size(); ++i) {
-        texts.append(spread_text(claim.metric, values[i]));
+        texts.append(claim_value_text(claim.metric, values[i]));
         if (i > 0 && fall.isEmpty() && values[i].mean < values[i - 1].mean * (1.0 - claim.value))
             fall = QStringLiteral("; falls %1 to “%2” (at most %3%)")
                        .arg(percent_text(values[i].mean / values[i - 1].mean - 1.0), named[i].name)

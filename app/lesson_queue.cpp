@@ -14,10 +14,8 @@ LessonRunIds queue_lesson(RunCollection& runs, const Lesson& lesson, const QStri
         if (seed)
             first.seed = *seed;
         const QString group = run.repeats > 1 ? new_group_id() : QString();
-        const QString name = prefix + run.name;
         for (RunSpec& spec : repeat_specs(first, run.repeats)) {
-            names.push_back(
-                run.repeats > 1 ? QStringLiteral("%1 (seed %2)").arg(name).arg(spec.seed) : name);
+            names.push_back(prefix + lesson_member_name(run, spec.seed));
             groups.push_back(group);
             specs.push_back(std::move(spec));
         }

@@ -35,13 +35,19 @@ double number(const QJsonObject& row, const char* key, const QString& path, int 
     return value.toDouble();
 }
 
+// An empty array for each of the exchange file's curves (all_metrics, by metric_name).
+std::map<QString, QJsonArray> empty_curves() {
+    std::map<QString, QJsonArray> curves;
+    for (const Metric metric : all_metrics)
+        curves[QString::fromUtf8(metric_name(metric))];
+    return curves;
+}
+
 // What the rows add up to, in the exchange file's shape.
 struct Curves {
     // By metric name. A QJsonObject holds its arrays by value, so they are appended here, in
     // place, and put in the object once (metrics_object).
-    std::map<QString, QJsonArray> rows{
-        {"train_loss", {}},  {"train_accuracy", {}}, {"lr", {}},          {"images_per_s", {}},
-        {"noise_scale", {}}, {"val_loss", {}},       {"val_accuracy", {}}};
+    std::map<QString, QJsonArray> rows = empty_curves();
     double seconds = 0;  // the step times so far
     double images_per_s_sum = 0;
     qint64 steps = 0;

@@ -195,7 +195,10 @@ void RunTableModel::on_run_removed(int id) {
 
 void RunTableModel::mark_dirty(int id) {
     dirty_.insert(id);
-    summaries_stale_ = true;
+    // Only a member's change moves a group's figures: a run training alone, five times a
+    // second, leaves them as they are.
+    if (const RunRecord* run = runs_.find(id); run != nullptr && !run->group.isEmpty())
+        summaries_stale_ = true;
     if (!update_timer_.isActive())
         update_timer_.start();
 }
@@ -480,6 +483,11 @@ const RunRecord* RunTableModel::baseline_for(const RunRecord& run) const {
 
 namespace {
 
+// What the Notes say of a group against `reference` (nothing without one).
+QStringList notes_against(const GroupSummary& summary, const GroupSummary* reference) {
+    return reference == nullptr ? QStringList() : noise_notes(summary, *reference);
+}
+
 // A group's figure (run_group.h spread_text), or no_value when none of its runs has it.
 QString figure_text(const std::optional<Spread>& spread, int decimals, std::size_t members) {
     return spread ? spread_text(*spread, decimals, members) : no_value;
@@ -564,7 +572,7 @@ QVariant RunTableModel::group_display(const Row& group, const GroupSummary& summ
         case BestAccuracyColumn:
             return figure_text(summary.best_val_accuracy, 3, runs.size());
         case TimeToTargetColumn:
-            if (!summary.time_to_target_s || !summary.steps_to_target)
+            if (!summary.time_to_target_s)  // set with steps_to_target (group_summary)
                 return no_value;
             return tr("%1 in %2 s, %3 steps")
                 .arg(QString::number(summary.target, 'f', 2),
@@ -575,7 +583,8 @@ QVariant RunTableModel::group_display(const Row& group, const GroupSummary& summ
         case EfficiencyColumn:
             return no_value;
         case NotesColumn:
-            return group_notes(summary).join(QStringLiteral("; "));
+            return notes_against(summary, reference_group(summary, summaries_, baseline_group()))
+                .join(QStringLiteral("; "));
         default:
             return {};
     }
@@ -601,7 +610,7 @@ QVariant RunTableModel::group_tool_tip(const Row& group, const GroupSummary& sum
             if (reference == nullptr)
                 return tr("No other group to compare with");
             const Row& other = rows_[std::size_t(group_row(reference->group))];
-            QStringList lines = group_notes(summary);
+            QStringList lines = notes_against(summary, reference);
             lines << tr("Compared with “%1” (Welch's t-test at %2%: docs/repeats.md)")
                          .arg(group_label(members(other)))
                          .arg(noise_level * 100.0);
@@ -611,11 +620,6 @@ QVariant RunTableModel::group_tool_tip(const Row& group, const GroupSummary& sum
             return tr("%n run(s) of one experiment over seeds; they differ in nothing else",
                       nullptr, int(group.members.size()));
     }
-}
-
-QStringList RunTableModel::group_notes(const GroupSummary& summary) const {
-    const GroupSummary* reference = reference_group(summary, summaries_, baseline_group());
-    return reference == nullptr ? QStringList() : noise_notes(summary, *reference);
 }
 
 QString RunTableModel::baseline_group() const {

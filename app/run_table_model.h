@@ -112,7 +112,6 @@ class RunTableModel : public QAbstractItemModel {
     QVariant group_data(const Row& group, int column, int role) const;
     QVariant group_display(const Row& group, const GroupSummary& summary, int column) const;
     QVariant group_tool_tip(const Row& group, const GroupSummary& summary, int column) const;
-    QStringList group_notes(const GroupSummary& summary) const;
     // The group of the collection's baseline run; empty when there is none or it stands alone.
     QString baseline_group() const;
     // The state a group's status is drawn in: running while a member runs; else a member's

@@ -638,8 +638,9 @@ void ChartGrid::drawChart(ChartKind kind, const RunRecord& record, RunLook look,
         const SeriesStyle faint{
             .colour = colour, .width = 1.0, .faint = true, .dashed = false, .markers = false};
         surface.removeSeries(raw_key);
-        surface.setSeries(curve_key, {},
-                          decimate_min_max(xs, smooth ? smooth_ema(ys, smoothing_) : ys), faint);
+        if (smooth)
+            smooth_ema_in_place(ys, smoothing_);
+        surface.setSeries(curve_key, {}, decimate_min_max(xs, ys), faint);
         return;
     }
     const SeriesStyle line{.colour = colour,

@@ -53,8 +53,10 @@ void restore_window_settings(MainWindow& window, QSettings& settings, bool keep_
     window.restoreState(settings.value(state_key).toByteArray());
     if (QSplitter* splitter = charts_table_splitter(window))
         splitter->restoreState(settings.value(splitter_key).toByteArray());
-    window.table().restoreColumns(settings.value(table_columns_key).toByteArray());
+    // The box first: ticking it shows the configuration column, which the columns restored
+    // next may hide again, as the user left them.
     window.filterBar().differencesBox().setChecked(settings.value(what_differs_key).toBool());
+    window.table().restoreColumns(settings.value(table_columns_key).toByteArray());
     const QString theme = settings.value(theme_key).toString();
     if (!keep_theme && (theme == QLatin1String("dark") || theme == QLatin1String("light")))
         window.setTheme(theme == QLatin1String("dark") ? Theme::Dark : Theme::Light);
