@@ -16,7 +16,7 @@ import math
 
 DEFAULTS = {"lr": 0.05, "lr_scaling": "none", "reference_batch": 256, "batch": 128,
             "accumulation": 1, "schedule": "constant", "gamma": 0.1, "step_epochs": 30,
-            "milestones": [], "min_lr": 0.0, "poly_power": 2.0, "epochs": 1,
+            "milestones": [], "min_lr": 0.0, "poly_power": 2.0, "epochs": 2,
             "warmup": "gradual", "warmup_length": 0.0, "warmup_unit": "epochs",
             "warmup_start_factor": 0.1}
 

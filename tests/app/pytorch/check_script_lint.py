@@ -7,16 +7,15 @@ Usage: check_script_lint.py SCALELAB_CLI RESOURCES_PYTORCH_DIR"""
 import ast
 import collections
 import glob
-import importlib.util
 import os
 import py_compile
 import subprocess
 import sys
 import tempfile
 
-if importlib.util.find_spec("pyflakes") is None:
-    print(f"skipped: pyflakes is not installed for {sys.executable} (apt install python3-pyflakes)")
-    sys.exit(0)
+from pytorch_checks import skip_without
+
+skip_without("pyflakes")
 
 CLI, RESOURCES = sys.argv[1:3]
 LONGEST = 100

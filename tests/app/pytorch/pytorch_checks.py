@@ -9,12 +9,12 @@ import sys
 
 def skip_without(*modules):
     """Exits 0 with the "skipped: ..." line ctest's SKIP_REGULAR_EXPRESSION reads when one of
-    `modules` is not installed for this Python: the checks need Debian's python3-numpy and
-    python3-torch, which scripts/setup.sh installs."""
+    `modules` is not installed for this Python: the checks need Debian's python3-numpy,
+    python3-torch and python3-pyflakes, which scripts/setup.sh installs."""
     for module in modules:
         if importlib.util.find_spec(module) is None:
             print(f"skipped: {module} is not installed for {sys.executable} "
-                  "(apt install python3-numpy python3-torch)")
+                  f"(apt install python3-{module})")
             sys.exit(0)
 
 
