@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "run_group.h"
+
 namespace scalelab {
 
 namespace {
@@ -131,40 +133,7 @@ GroupCurve group_curve(std::span<const MemberCurve> members, GroupBand band) {
 QString group_legend(const QStringList& names) {
     if (names.isEmpty())
         return {};
-    const QString& first = names.front();
-    qsizetype common = first.size();
-    for (const QString& name : names) {
-        common = std::min(common, name.size());
-        common =
-            qsizetype(std::mismatch(first.begin(), first.begin() + common, name.begin()).first -
-                      first.begin());
-    }
-    // Cut back to a whole word: "run 1" and "run 12" share "run 1", which is no name of theirs.
-    const auto word = [](QChar c) { return c.isLetterOrNumber(); };
-    const bool mid_word = common > 0 && word(first[common - 1]) &&
-                          std::any_of(names.begin(), names.end(), [&](const QString& name) {
-                              return name.size() > common && word(name[common]);
-                          });
-    if (mid_word)
-        while (common > 0 && word(first[common - 1]))
-            --common;
-    QString base = first.left(common);
-    for (;;) {
-        const QString trimmed = base.trimmed();
-        qsizetype end = trimmed.size();
-        while (end > 0 && QStringLiteral("-_#(:,[").contains(trimmed[end - 1]))
-            --end;
-        QString shorter = trimmed.left(end).trimmed();
-        if (shorter.endsWith(QLatin1String("seed"), Qt::CaseInsensitive) &&
-            (shorter.size() == 4 || !word(shorter[shorter.size() - 5])))
-            shorter.chop(4);
-        if (shorter == base)
-            break;
-        base = shorter;
-    }
-    if (base.isEmpty())
-        base = first;
-    return QStringLiteral("%1 (%2 seeds)").arg(base).arg(names.size());
+    return QStringLiteral("%1 (%2 seeds)").arg(shared_name(names)).arg(names.size());
 }
 
 }  // namespace scalelab

@@ -38,10 +38,9 @@ struct GroupCurve {
 // step) makes the mean and band at the xs it touches non-finite: charts leave those points out.
 GroupCurve group_curve(std::span<const MemberCurve> members, GroupBand band);
 
-// The name charts give a group of runs named `names` (a group's id is a UUID): the names' longest
-// common beginning cut back to a whole word, less a trailing "seed" and separators, then the
-// count: "resnet8 batch 256 seed 1" .. "seed 5" make "resnet8 batch 256 (5 seeds)". The first
-// name stands in where the names have no word in common.
+// The name charts give a group of runs named `names` (a group's id is a UUID): what the names
+// share (run_group.h shared_name), then the count: "resnet8 batch 256 seed 1" .. "seed 5" make
+// "resnet8 batch 256 (5 seeds)".
 QString group_legend(const QStringList& names);
 
 }  // namespace scalelab

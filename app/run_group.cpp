@@ -120,31 +120,44 @@ GroupSummary group_summary(const QString& group, const std::vector<const RunReco
     return summary;
 }
 
-namespace {
-
-// The start all names share, cut back to whole words and before a bracket it leaves open.
-QString shared_name(const std::vector<const RunRecord*>& members) {
-    const QString& first = members.front()->name;
-    qsizetype length = first.size();
-    for (const RunRecord* run : members) {
-        qsizetype same = 0;
-        while (same < length && same < run->name.size() && run->name[same] == first[same])
-            ++same;
-        length = same;
+QString shared_name(const QStringList& names) {
+    if (names.isEmpty())
+        return {};
+    const QString& first = names.front();
+    qsizetype common = first.size();
+    for (const QString& name : names) {
+        common = std::min(common, name.size());
+        common =
+            qsizetype(std::mismatch(first.begin(), first.begin() + common, name.begin()).first -
+                      first.begin());
     }
-    QString shared = first.left(length);
-    if (length < first.size())
-        while (!shared.isEmpty() && shared.back().isLetterOrNumber() &&
-               first[shared.size()].isLetterOrNumber())
-            shared.chop(1);
-    if (shared.lastIndexOf(QLatin1Char('(')) > shared.lastIndexOf(QLatin1Char(')')))
-        shared.truncate(shared.lastIndexOf(QLatin1Char('(')));
-    while (!shared.isEmpty() && !shared.back().isLetterOrNumber() && shared.back() != u')')
-        shared.chop(1);
-    return shared.isEmpty() ? first : shared;
+    // Cut back to a whole word: "run 1" and "run 12" share "run 1", which is no name of theirs.
+    const auto word = [](QChar c) { return c.isLetterOrNumber(); };
+    const bool mid_word = common > 0 && word(first[common - 1]) &&
+                          std::any_of(names.begin(), names.end(), [&](const QString& name) {
+                              return name.size() > common && word(name[common]);
+                          });
+    if (mid_word)
+        while (common > 0 && word(first[common - 1]))
+            --common;
+    QString base = first.left(common);
+    // Then what trails it: separators, a bracket left open and a last word "seed" ("cnn (seed",
+    // "resnet8 batch 256 seed "), until nothing more goes.
+    for (;;) {
+        QString shorter = base.trimmed();
+        if (shorter.lastIndexOf(QLatin1Char('(')) > shorter.lastIndexOf(QLatin1Char(')')))
+            shorter.truncate(shorter.lastIndexOf(QLatin1Char('(')));
+        while (!shorter.isEmpty() && !word(shorter.back()) && shorter.back() != u')')
+            shorter.chop(1);
+        if (shorter.endsWith(QLatin1String("seed"), Qt::CaseInsensitive) &&
+            (shorter.size() == 4 || !word(shorter[shorter.size() - 5])))
+            shorter.chop(4);
+        if (shorter == base)
+            break;
+        base = shorter;
+    }
+    return base.isEmpty() ? first : base;
 }
-
-}  // namespace
 
 QString group_label(const std::vector<const RunRecord*>& members) {
     if (members.empty())
@@ -153,7 +166,10 @@ QString group_label(const std::vector<const RunRecord*>& members) {
     for (const RunRecord* run : members)
         seeds.push_back(run->spec.seed);
     std::sort(seeds.begin(), seeds.end());
-    QString label = shared_name(members);
+    QStringList names;
+    for (const RunRecord* run : members)
+        names.append(run->name);
+    const QString label = shared_name(names);
     if (seeds.size() == 1)
         return QStringLiteral("%1 · seed %2").arg(label).arg(seeds.front());
     // --repeats N runs seeds seed .. seed + N - 1: a range says it all.

@@ -59,6 +59,11 @@ struct GroupSummary {
 // The summary of the runs `members` (one group's).
 GroupSummary group_summary(const QString& group, const std::vector<const RunRecord*>& members);
 
+// What `names` share, for a group's name: their longest common beginning cut back to a whole
+// word, less what trails it (separators, an open bracket, a last word "seed"); the first name
+// where they share no word ("alpha", "beta").
+QString shared_name(const QStringList& names);
+
 // The name a group's row goes by: what its members' names share, cut to whole words ("lars
 // wide" for "lars wide (seed 1)", "lars wide (seed 2)"), or the first member's name when they share
 // nothing; then its seeds ("lars wide · seeds 1–5").
