@@ -5,21 +5,14 @@
 
 #include <boost/math/distributions/students_t.hpp>
 
+#include "run_summary.h"
 #include "train/spec_fields.h"
 
 namespace scalelab {
 
-QStringList differing_fields(const RunSpec& a, const RunSpec& b) {
-    QStringList fields;
-    for (const SpecField& field : spec_fields())
-        if (field_value_text(field, a) != field_value_text(field, b))
-            fields.append(QString::fromUtf8(field.key.data(), qsizetype(field.key.size())));
-    return fields;
-}
-
 QString group_problem(const std::vector<RunSpec>& specs) {
     for (std::size_t i = 1; i < specs.size(); ++i) {
-        for (const QString& field : differing_fields(specs.front(), specs[i])) {
+        for (const auto& [field, value] : differing_settings(specs[i], specs.front())) {
             if (field == QLatin1String("seed"))
                 continue;
             const SpecField* described = find_spec_field(field.toStdString());

@@ -18,10 +18,6 @@ namespace scalelab {
 // The most repeats one launch makes: a larger number is refused with the range, never clamped.
 inline constexpr int most_repeats = 64;
 
-// The experiment fields (engine/train/spec_fields.h names, as in experiment files) whose values
-// differ between a and b, in spec_fields() order; the seed among them when it differs.
-QStringList differing_fields(const RunSpec& a, const RunSpec& b);
-
 // Why `specs` cannot be one group: "field 'batch' differs between runs (128 against 256); a
 // group's runs differ only in their seed". Empty when they differ in nothing but the seed.
 QString group_problem(const std::vector<RunSpec>& specs);

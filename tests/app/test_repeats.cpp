@@ -12,6 +12,7 @@
 #include "run_group.h"
 #include "run_spec_json.h"
 #include "run_store.h"
+#include "run_summary.h"
 
 using scalelab::Error;
 using scalelab::Experiment;
@@ -79,7 +80,7 @@ class TestRepeats : public QObject {
         for (std::size_t i = 0; i < specs.size(); ++i) {
             QCOMPARE(specs[i].seed, 7 + i);
             specs[i].seed = spec.seed;
-            QVERIFY(scalelab::differing_fields(specs[i], spec).isEmpty());
+            QVERIFY(scalelab::differing_settings(specs[i], spec).empty());
         }
         QVERIFY(scalelab::new_group_id() != scalelab::new_group_id());
     }
