@@ -107,16 +107,17 @@ QString member_name(const TrainOptions& options, const RunSpec& spec) {
     return QStringLiteral("%1 (seed %2)").arg(name).arg(spec.seed);
 }
 
-// The group's line once its runs have ended: "group mlp · seeds 0–2 (runs 4-6): 3 runs: 3
-// finished; best val acc 0.8970 ± 0.0030, images/s 1520 ± 12".
-void print_group(const RunStore& store, const QString& group) {
-    const std::vector<StoredRun> runs = store.list_runs();
+// The group's line once its runs (store rows `ids`) have ended: "group mlp · seeds 0–2 (runs
+// 4-6): 3 runs: 3 finished; best val acc 0.8970 ± 0.0030, images/s 1520 ± 12".
+void print_group(const RunStore& store, const std::vector<std::int64_t>& ids) {
+    if (ids.empty())
+        return;
+    std::vector<StoredRun> runs;
+    for (const std::int64_t id : ids)
+        runs.push_back(store.run(id));
     std::vector<const StoredRun*> members;
     for (const StoredRun& run : runs)
-        if (run.group == group)
-            members.push_back(&run);
-    if (members.empty())
-        return;
+        members.push_back(&run);
     const auto [summary, label] = stored_group(members);
     fmt::print("group {} (runs {}-{}): {}; best val acc {}, images/s {}\n", label.toStdString(),
                members.front()->id, members.back()->id, group_ended_text(summary).toStdString(),
@@ -133,20 +134,23 @@ int train_repeats(const TrainOptions& options, const data::TrainTest& data,
                   const LaunchedProcesses& processes) {
     const QString group = options.repeats > 1 ? new_group_id() : QString();
     int exit_code = exit_ok;
+    std::vector<std::int64_t> recorded;
     for (const RunSpec& spec : repeat_specs(options.spec, options.repeats)) {
         if (options.repeats > 1)
             fmt::print("seed {} ({} of {})\n", spec.seed, spec.seed - options.spec.seed + 1,
                        options.repeats);
-        const int code = train_run(spec, data, sinks, store, member_name(options, spec),
-                                   tag_list(options.tags), group, processes.group)
-                             .exit_code;
+        const TrainedRun trained = train_run(spec, data, sinks, store, member_name(options, spec),
+                                             tag_list(options.tags), group, processes.group);
+        const int code = trained.exit_code;
+        if (trained.store_id != 0)
+            recorded.push_back(trained.store_id);
         if (exit_code == exit_ok)
             exit_code = code;
         if (code != exit_ok && code != exit_diverged)
             break;
     }
     if (!group.isEmpty() && store)
-        print_group(*store, group);
+        print_group(*store, recorded);
     return exit_code;
 }
 
