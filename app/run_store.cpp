@@ -27,6 +27,7 @@
 
 #include "backend/device_inventory.h"
 #include "error.h"
+#include "printable_text.h"
 #include "run_labels.h"
 #include "run_spec_json.h"
 #include "store_json.h"
@@ -370,12 +371,33 @@ enum class Statement {
 // several times SQLite's per row. 300 variables, well within SQLite's limit (999 before 3.32).
 constexpr int metric_rows_per_chunk = 50;
 
-constexpr const char* run_columns =
+// The columns ListRuns and SelectRun read, in the order stored_run() takes them.
+constexpr const char* run_column_names =
     "id, name, tags_json, config_json, state, message, info_json, machine, created, started_at, "
     "ended_at, steps, epochs, train_seconds, best_val_accuracy, mean_images_per_s, targets_json, "
     "other_programs_share, group_id";
 
-QString statement_sql(Statement statement) {
+// The select list of run_column_names for a store of schema `version`. A store is read as it is
+// (damaged, read-only, or one that cannot be upgraded): a column added after its version reads
+// as the default the newest schema gives it, as the upgrade would have filled it in.
+QString run_columns_sql(int version) {
+    const std::vector<store_schema::Column>& has = store_schema::expected_columns(version, "runs");
+    const std::vector<store_schema::Column>& newest =
+        store_schema::expected_columns(RunStore::schema_version, "runs");
+    const auto named = [](const std::vector<store_schema::Column>& columns, const QString& name) {
+        return std::find_if(columns.begin(), columns.end(),
+                            [&](const store_schema::Column& c) { return c.name == name; });
+    };
+    QStringList selected;
+    for (const QString& name : QString::fromLatin1(run_column_names).split(QStringLiteral(", ")))
+        selected.append(named(has, name) != has.end()
+                            ? name
+                            : QStringLiteral("%1 AS %2")
+                                  .arg(named(newest, name)->default_sql.value_or("NULL"), name));
+    return selected.join(QStringLiteral(", "));
+}
+
+QString statement_sql(Statement statement, const QString& run_columns) {
     switch (statement) {
         case Statement::Begin:
             // Takes the write lock at once: a deferred transaction that reads first cannot wait
@@ -513,7 +535,7 @@ struct RunStore::Connection {
         if (!slot) {
             slot.emplace(db);
             slot->setForwardOnly(true);
-            if (!slot->prepare(statement_sql(which))) {
+            if (!slot->prepare(statement_sql(which, run_columns))) {
                 const QSqlError error = slot->lastError();
                 slot.reset();
                 throw store_error(path, error);
@@ -608,11 +630,18 @@ struct RunStore::Connection {
     // indexes against the tables: integrity_check's extra, several times the cost). On a
     // finding, which runs still read whole.
     void check_integrity() {
-        damage = find_damage();
+        const QString problem = quick_check_problem();
+        if (!problem.isEmpty())
+            damage = damage_of(problem);
+        else if (upgrade_problem)
+            damage = damage_of(*upgrade_problem);
+        else
+            damage.reset();
         checked = true;
     }
 
-    std::optional<StoreDamage> find_damage() {
+    // quick_check's first finding; empty when it finds nothing.
+    QString quick_check_problem() {
         QSqlQuery check(db);
         check.setForwardOnly(true);
         QString problem;
@@ -626,8 +655,11 @@ struct RunStore::Connection {
         else if (check.lastError().type() != QSqlError::NoError)
             problem = error_text(check.lastError());
         check.finish();
-        if (problem.isEmpty())
-            return std::nullopt;
+        return problem;
+    }
+
+    // The damage `problem` names, and which runs still read whole.
+    StoreDamage damage_of(const QString& problem) {
         StoreDamage found;
         found.problem = problem;
         QSqlQuery ids(db);
@@ -695,28 +727,28 @@ struct RunStore::Connection {
     }
 
     // Refuses a file that is not a run store, or one from a newer schema, without writing.
-    int check_is_store() {
-        const int version = scalar(QStringLiteral("PRAGMA user_version")).toInt();
-        if (version < 0)
+    void check_is_store() {
+        const int stated = scalar(QStringLiteral("PRAGMA user_version")).toInt();
+        if (stated < 0)
             throw StoreError(StoreError::Kind::Corrupt,
                              QStringLiteral("%1 gives schema %2, which no ScaleLab writes: it was "
                                             "damaged or edited; open a backup or start a new "
                                             "store")
                                  .arg(path)
-                                 .arg(version));
-        if (version > schema_version)
+                                 .arg(stated));
+        if (stated > schema_version)
             throw StoreError(StoreError::Kind::NewerSchema,
                              QStringLiteral("%1 was written by a newer ScaleLab (schema %2, this "
                                             "build reads up to %3): open it with that version")
                                  .arg(path)
-                                 .arg(version)
+                                 .arg(stated)
                                  .arg(schema_version));
         QStringList tables;
         QSqlQuery query =
             exec(QStringLiteral("SELECT name FROM sqlite_master WHERE type = 'table'"));
         while (query.next())
             tables.append(query.value(0).toString());
-        const bool is_store = version == 0
+        const bool is_store = stated == 0
                                   ? tables.isEmpty()
                                   : scalar(QStringLiteral("PRAGMA application_id")).toInt() ==
                                             store_schema::application_id &&
@@ -727,31 +759,40 @@ struct RunStore::Connection {
                              QStringLiteral("%1 is an SQLite database but not a ScaleLab run "
                                             "store: open another file or start a new store")
                                  .arg(path));
-        // Every query finds runs and rows by these keys: a store whose keys were edited away
-        // would list runs it cannot then find.
-        if (version > 0 && (primary_key(QStringLiteral("runs")) != QStringList{"id:INTEGER"} ||
-                            primary_key(QStringLiteral("metrics")) !=
-                                QStringList{"run_id:INTEGER", "name:TEXT", "step:INTEGER"}))
-            throw StoreError(StoreError::Kind::Corrupt,
-                             QStringLiteral("%1 has tables whose keys are not the ones ScaleLab "
-                                            "makes: it was damaged or edited; open a backup or "
-                                            "start a new store")
-                                 .arg(path));
-        return version;
+        // Reads name the columns the stated schema has, and migrating adds the ones after it: a
+        // file whose tables are not the stated schema's would be upgraded and then fail to list
+        // (a renamed column), or list runs that no query finds (an edited key).
+        if (stated > 0)
+            for (const QString& table : {QStringLiteral("runs"), QStringLiteral("metrics")})
+                require_columns_of(stated, table);
+        set_version(stated);
     }
 
-    // The columns of `table`'s primary key, in key order, as "name:TYPE".
-    QStringList primary_key(const QString& table) {
-        QSqlQuery query =
-            exec(QStringLiteral("SELECT name, upper(type) FROM pragma_table_info('%1') "
-                                "WHERE pk > 0 ORDER BY pk")
-                     .arg(table));
-        QStringList columns;
-        while (query.next())
-            columns.append(query.value(0).toString() + QLatin1Char(':') +
-                           query.value(1).toString());
-        finish_reading(query);
-        return columns;
+    // Refuses a store whose `table` is not the one schema `stated` makes, naming the first
+    // column that differs.
+    void require_columns_of(int stated, const QString& table) {
+        const std::vector<store_schema::Column> has = store_schema::table_columns(db, table);
+        const std::vector<store_schema::Column>& expected =
+            store_schema::expected_columns(stated, table);
+        if (has == expected)
+            return;
+        const auto differs =
+            std::mismatch(has.begin(), has.end(), expected.begin(), expected.end());
+        const auto declared = [](auto column, auto end) {
+            return column != end ? QStringLiteral("'%1'").arg(printable(column->declared()))
+                                 : QStringLiteral("none");
+        };
+        throw StoreError(
+            StoreError::Kind::Corrupt,
+            QStringLiteral("%1 says it has schema %2, but its table %3 does not "
+                           "match it (column %4: %5, where that schema has %6): it "
+                           "was damaged or edited; open a backup or start a new "
+                           "store")
+                .arg(path)
+                .arg(stated)
+                .arg(table)
+                .arg(differs.first - has.begin() + 1)
+                .arg(declared(differs.first, has.end()), declared(differs.second, expected.end())));
     }
 
     void configure() {
@@ -760,29 +801,62 @@ struct RunStore::Connection {
         exec(QStringLiteral("PRAGMA synchronous = NORMAL"));
     }
 
-    void migrate(int version) {
+    // Upgrades a sound store to the newest schema, in one transaction. Upgrading gives every
+    // row its new columns, which shows damage quick_check could not see before: a record with
+    // more fields than its table had lends its extra field to the new column (NULL where the
+    // column may not be). Checked before the commit: such a store is rolled back, left as it
+    // was, and read as it is, damaged.
+    void migrate() {
         if (version == schema_version)
             return;
-        write([&] {
-            // Another process may have migrated it since the check, before this lock.
-            const int now = scalar(QStringLiteral("PRAGMA user_version")).toInt();
-            if (now >= schema_version)
-                return;
-            const QSqlError error = store_schema::migrate(db, now, schema_version);
-            // A step that does not apply (a table or column already there) means the version
-            // the file states is not the one it has: damaged or edited, not a disk problem.
-            // The transaction is rolled back: the file stays as it was.
-            if (error.type() != QSqlError::NoError && error.nativeErrorCode() == QLatin1String("1"))
-                throw StoreError(StoreError::Kind::Corrupt,
-                                 QStringLiteral("%1 says it has schema %2, but its tables do not "
-                                                "match (%3): it was damaged or edited; open a "
-                                                "backup or start a new store")
-                                     .arg(path)
-                                     .arg(now)
-                                     .arg(error.databaseText()));
-            if (error.type() != QSqlError::NoError)
-                throw store_error(path, error);
-        });
+        QString revealed;
+        try {
+            write([&] {
+                // Another process may have migrated it since the check, before this lock.
+                const int now = scalar(QStringLiteral("PRAGMA user_version")).toInt();
+                if (now >= schema_version)
+                    return;
+                apply_schema_steps(now);
+                revealed = quick_check_problem();
+                if (!revealed.isEmpty())
+                    throw UpgradeFindsDamage{};
+            });
+        } catch (const UpgradeFindsDamage&) {
+            upgrade_problem = QStringLiteral("upgrading it to schema %1 finds: %2")
+                                  .arg(schema_version)
+                                  .arg(revealed);
+            check_integrity();
+            return;
+        }
+        set_version(schema_version);
+    }
+
+    struct UpgradeFindsDamage {};
+
+    // The steps after `from_version`, inside the caller's transaction.
+    void apply_schema_steps(int from_version) {
+        const QSqlError error = store_schema::migrate(db, from_version, schema_version);
+        // A step that does not apply (a table already there) means the version the file states
+        // is not the one it has: damaged or edited, not a disk problem. The caller's transaction
+        // is rolled back: the file stays as it was.
+        if (error.type() != QSqlError::NoError && error.nativeErrorCode() == QLatin1String("1"))
+            throw StoreError(StoreError::Kind::Corrupt,
+                             QStringLiteral("%1 says it has schema %2, but its tables do not "
+                                            "match (%3): it was damaged or edited; open a "
+                                            "backup or start a new store")
+                                 .arg(path)
+                                 .arg(from_version)
+                                 .arg(error.databaseText()));
+        if (error.type() != QSqlError::NoError)
+            throw store_error(path, error);
+    }
+
+    // The schema the file has; the run columns are read as that schema has them.
+    void set_version(int file_version) {
+        version = file_version;
+        run_columns = version > 0 ? run_columns_sql(version) : QString();
+        for (std::optional<QSqlQuery>& slot : statements)
+            slot.reset();
     }
 
     void mark_interrupted_runs();
@@ -791,6 +865,11 @@ struct RunStore::Connection {
     const bool reading_only;
     bool checked = false;  // check_integrity() ran
     std::optional<StoreDamage> damage;
+    // What upgrading the store found (migrate): it stays damaged, though quick_check finds
+    // nothing in the file as it was left.
+    std::optional<QString> upgrade_problem;
+    int version = 0;      // the schema the file has (PRAGMA user_version)
+    QString run_columns;  // run_columns_sql(version)
     const Name name;
     QSqlDatabase db;
     std::array<std::optional<QSqlQuery>, std::size_t(Statement::Count)> statements;
@@ -973,23 +1052,27 @@ std::unique_ptr<RunStore> RunStore::open(const QString& path, StoreAccess access
     if (!read_only.isEmpty() && access != StoreAccess::Read)
         throw StoreError(StoreError::Kind::Unreadable, read_only);
     auto connection = std::make_unique<Connection>(path, !read_only.isEmpty());
-    const int version = connection->check_is_store();
+    connection->check_is_store();
     if (QFileInfo(path).size() <= largest_store_checked_at_open) {
         connection->check_integrity();
         if (connection->damage && access != StoreAccess::Read)
             throw damaged_store(path, *connection->damage);
     }
-    if (connection->damage || !read_only.isEmpty()) {
-        // Read as it is: nothing is written to a damaged or read-only store.
-        if (!connection->damage && version != schema_version)
-            throw StoreError(StoreError::Kind::Unreadable,
-                             QStringLiteral("%1 was written by an older ScaleLab and must be "
-                                            "upgraded once before this one reads it: %2")
-                                 .arg(path, read_only));
-        return std::unique_ptr<RunStore>(new RunStore(std::move(connection)));
+    if (!read_only.isEmpty() && connection->version == 0)
+        throw StoreError(StoreError::Kind::Unreadable,
+                         QStringLiteral("%1 is an empty SQLite file, which ScaleLab sets up as a "
+                                        "store before it reads it: %2")
+                             .arg(path, read_only));
+    if (!connection->damage && read_only.isEmpty()) {
+        // Before WAL is switched on: a store the upgrade finds damaged stays byte for byte.
+        connection->migrate();
+        if (connection->damage && access != StoreAccess::Read)
+            throw damaged_store(path, *connection->damage);
     }
+    // Read as it is, at its own schema: nothing is written to a damaged or read-only store.
+    if (connection->damage || !read_only.isEmpty())
+        return std::unique_ptr<RunStore>(new RunStore(std::move(connection)));
     connection->configure();
-    connection->migrate(version);
     connection->mark_interrupted_runs();
     return std::unique_ptr<RunStore>(new RunStore(std::move(connection)));
 }

@@ -2,6 +2,9 @@
 
 #include <QSqlQuery>
 
+#include <map>
+#include <stdexcept>
+
 namespace scalelab::store_schema {
 
 const std::vector<SchemaStep>& schema_steps() {
@@ -75,6 +78,73 @@ QSqlError migrate(QSqlDatabase& db, int from_version, int to_version) {
     if (!query.exec(QStringLiteral("PRAGMA user_version = %1").arg(to_version)))
         return query.lastError();
     return {};
+}
+
+QString Column::declared() const {
+    QString text = name + QLatin1Char(' ') + type;
+    if (not_null)
+        text += QStringLiteral(" NOT NULL");
+    if (default_sql)
+        text += QStringLiteral(" DEFAULT ") + *default_sql;
+    if (key != 0)
+        text += QStringLiteral(" (key %1)").arg(key);
+    return text;
+}
+
+std::vector<Column> table_columns(QSqlDatabase& db, const QString& table) {
+    QSqlQuery query(db);
+    query.setForwardOnly(true);
+    std::vector<Column> columns;
+    if (!query.exec(QStringLiteral("SELECT name, type, \"notnull\", dflt_value, pk FROM "
+                                   "pragma_table_info('%1')")
+                        .arg(table)))
+        return columns;
+    while (query.next())
+        columns.push_back(Column{.name = query.value(0).toString(),
+                                 .type = query.value(1).toString(),
+                                 .not_null = query.value(2).toInt() != 0,
+                                 .default_sql = query.value(3).isNull()
+                                                    ? std::nullopt
+                                                    : std::optional(query.value(3).toString()),
+                                 .key = query.value(4).toInt()});
+    return columns;
+}
+
+namespace {
+
+using ColumnsByTable = std::map<QString, std::vector<Column>>;
+
+// The runs and metrics columns after each step, indexed by version, from an in-memory database
+// that the steps build from empty.
+std::vector<ColumnsByTable> columns_of_each_version() {
+    std::vector<ColumnsByTable> versions(1);  // version 0: no tables
+    const QString connection = QStringLiteral("scalelab-schema-reference");
+    QSqlError error;
+    {
+        QSqlDatabase db = QSqlDatabase::addDatabase(QStringLiteral("QSQLITE"), connection);
+        db.setDatabaseName(QStringLiteral(":memory:"));
+        if (!db.open())
+            error = db.lastError();
+        for (const SchemaStep& step : schema_steps()) {
+            if (error.type() == QSqlError::NoError)
+                error = migrate(db, step.to_version - 1, step.to_version);
+            versions.push_back({{QStringLiteral("runs"), table_columns(db, "runs")},
+                                {QStringLiteral("metrics"), table_columns(db, "metrics")}});
+        }
+    }
+    QSqlDatabase::removeDatabase(connection);
+    // Only a mistake in the steps themselves gets here: every test that opens a store fails.
+    if (error.type() != QSqlError::NoError)
+        throw std::runtime_error("the store's schema steps fail on an empty database: " +
+                                 error.text().toStdString());
+    return versions;
+}
+
+}  // namespace
+
+const std::vector<Column>& expected_columns(int version, const QString& table) {
+    static const std::vector<ColumnsByTable> versions = columns_of_each_version();
+    return versions.at(std::size_t(version)).at(table);
 }
 
 }  // namespace scalelab::store_schema

@@ -4,6 +4,7 @@
 #include <QSqlError>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 namespace scalelab::store_schema {
@@ -28,5 +29,26 @@ const std::vector<SchemaStep>& schema_steps();
 // Applies the steps after `from_version` up to `to_version` and sets PRAGMA user_version, inside
 // the caller's transaction. Returns the first error, or an error of type NoError.
 QSqlError migrate(QSqlDatabase& db, int from_version, int to_version);
+
+// One column of a table, as PRAGMA table_info states it.
+struct Column {
+    QString name;
+    QString type;
+    bool not_null = false;
+    std::optional<QString> default_sql;  // the DEFAULT clause's expression, e.g. "'[]'"
+    int key = 0;                         // its place in the primary key; 0: not in it
+
+    // As SQL declares it, e.g. "state TEXT NOT NULL" (for messages).
+    QString declared() const;
+    bool operator==(const Column&) const = default;
+};
+
+// The columns of `table` in `db`, in table order; empty for no such table.
+std::vector<Column> table_columns(QSqlDatabase& db, const QString& table);
+
+// table_columns of the runs or metrics table of a store of schema `version` (1 to
+// RunStore::schema_version), as the steps make it in an empty database: what a file that states
+// that version has.
+const std::vector<Column>& expected_columns(int version, const QString& table);
 
 }  // namespace scalelab::store_schema

@@ -506,9 +506,37 @@ class TestRunStore : public QObject {
         const std::optional<StoreError> error = open_error(path);
         QVERIFY(error);
         QCOMPARE(error->kind(), StoreError::Kind::Corrupt);
-        QVERIFY2(QString::fromUtf8(error->what()).contains("keys are not the ones ScaleLab makes"),
+        QVERIFY2(
+            QString::fromUtf8(error->what())
+                .contains("its table runs does not match it (column 1: 'id TEXT (key 1)', where "
+                          "that schema has 'id INTEGER (key 1)')"),
+            error->what());
+        QCOMPARE(file_bytes(path), bytes);
+    }
+
+    // An older store whose column was renamed (the fuzzer's find: one damaged byte in the
+    // schema's text, which quick_check does not read) would be upgraded and then fail to list:
+    // refused before anything is written, naming the column.
+    void anOlderStoreWithARenamedColumnIsRefusedNotUpgraded() {
+        const QString path = dir_.filePath(QStringLiteral("renamed.sqlite"));
+        {
+            const SqliteFile file(path);
+            QSqlDatabase db = file.database();
+            const QSqlError error = scalelab::store_schema::migrate(db, 0, 3);
+            QVERIFY2(error.type() == QSqlError::NoError, qPrintable(error.text()));
+            file.exec(QStringLiteral("ALTER TABLE runs RENAME COLUMN state TO stage"));
+        }
+        const QByteArray bytes = file_bytes(path);
+        const std::optional<StoreError> error = open_error(path);
+        QVERIFY(error);
+        QCOMPARE(error->kind(), StoreError::Kind::Corrupt);
+        QVERIFY2(QString::fromUtf8(error->what())
+                     .contains("says it has schema 3, but its table runs does not match it "
+                               "(column 4: 'stage TEXT NOT NULL', where that schema has 'state "
+                               "TEXT NOT NULL')"),
                  error->what());
         QCOMPARE(file_bytes(path), bytes);
+        QCOMPARE(SqliteFile(path).scalar(QStringLiteral("PRAGMA user_version")).toInt(), 3);
     }
 
     void pathsThatCannotHoldAStoreAreUnreadable() {
@@ -618,6 +646,47 @@ class TestRunStore : public QObject {
                  RunStore::schema_version);
         QCOMPARE(file.scalar(QStringLiteral("SELECT count(*) FROM metrics")).toLongLong(),
                  metric_rows);
+    }
+
+    // A schema-3 store whose run's record has one field more than its table (what the fuzzer
+    // found): quick_check sees nothing, but upgrading lends that NULL to the new NOT NULL
+    // column. The upgrade is rolled back; the store is read as it is, damaged, and never written.
+    void anUpgradeThatFindsDamageLeavesTheStoreAsItWas() {
+        const QString path = dir_.filePath(QStringLiteral("extra-field.sqlite"));
+        const RunRecord kept = sample_run(QStringLiteral("kept"), 2);
+        write_run(*RunStore::open(path), kept);
+        {
+            const SqliteFile file(path);
+            file.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN group_id"));
+            file.exec(QStringLiteral("PRAGMA user_version = 3"));
+            file.exec(QStringLiteral("ALTER TABLE runs ADD COLUMN extra TEXT"));
+            file.exec(QStringLiteral("UPDATE runs SET extra = NULL"));  // rewrites each record
+            file.exec(QStringLiteral("PRAGMA writable_schema = ON"));
+            file.exec(
+                QStringLiteral("UPDATE sqlite_master SET sql = replace(sql, ', extra TEXT', "
+                               "'') WHERE name = 'runs'"));
+        }
+        QCOMPARE(SqliteFile(path).scalar(QStringLiteral("PRAGMA quick_check")).toString(),
+                 QStringLiteral("ok"));
+        const QByteArray bytes = file_bytes(path);
+
+        const std::optional<StoreError> error = open_error(path);
+        QVERIFY(error);
+        QCOMPARE(error->kind(), StoreError::Kind::Corrupt);
+        QVERIFY2(QString::fromUtf8(error->what())
+                     .contains("is damaged (upgrading it to schema 4 finds: NULL value in "
+                               "runs.group_id): run 1 can still be read in full"),
+                 error->what());
+        QCOMPARE(file_bytes(path), bytes);
+
+        const auto store = RunStore::open(path, scalelab::StoreAccess::Read);
+        QVERIFY(store->damage());
+        QCOMPARE(store->check_integrity()->readable_runs, std::vector<std::int64_t>{1});
+        QCOMPARE(store->list_runs().size(), std::size_t{1});
+        QVERIFY(store->run(1).group.isEmpty());  // the column it lacks reads as its default
+        compare_curves(store->load_record(1), kept);
+        QVERIFY_THROWS_EXCEPTION(StoreError, store->rename(1, QStringLiteral("renamed")));
+        QCOMPARE(file_bytes(path), bytes);
     }
 
     void aRunKeepsItsGroup() {

@@ -172,10 +172,18 @@ class TestStoreTrouble : public QObject {
         const QString file_store = shared.filePath(QStringLiteral("file.sqlite"));
         const QString locked_folder = shared.filePath(QStringLiteral("locked"));
         const QString folder_store = locked_folder + QStringLiteral("/folder.sqlite");
+        // One from before schema 3, which cannot be upgraded: read as it is.
+        const QString older_store = shared.filePath(QStringLiteral("older.sqlite"));
         QVERIFY(QDir().mkpath(locked_folder));
-        for (const QString& store_path : {file_store, folder_store}) {
+        for (const QString& store_path : {file_store, folder_store, older_store}) {
             const std::unique_ptr<RunStore> store = RunStore::open(store_path);
             add_run(*store, QStringLiteral("kept"), 30);
+        }
+        {
+            const SqliteFile file(older_store);
+            file.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN group_id"));
+            file.exec(QStringLiteral("ALTER TABLE runs DROP COLUMN other_programs_share"));
+            file.exec(QStringLiteral("PRAGMA user_version = 2"));
         }
         const QFile::Permissions everyone_reads =
             QFile::ReadOwner | QFile::ReadGroup | QFile::ReadOther;
@@ -185,16 +193,23 @@ class TestStoreTrouble : public QObject {
             everyone_enters | QFile::WriteOwner | QFile::WriteGroup | QFile::WriteOther;
         QVERIFY(QFile::setPermissions(shared.path(), everyone_writes));
         QVERIFY(QFile::setPermissions(file_store, everyone_reads));
+        QVERIFY(QFile::setPermissions(older_store, everyone_reads));
+        const QByteArray older_bytes = file_bytes(older_store);
         QVERIFY(QFile::setPermissions(folder_store, everyone_reads | QFile::WriteOwner |
                                                         QFile::WriteGroup | QFile::WriteOther));
         QVERIFY(QFile::setPermissions(locked_folder, everyone_enters));
 
-        for (const QString& store_path : {file_store, folder_store}) {
+        for (const QString& store_path : {file_store, folder_store, older_store}) {
             const testing::CliResult list =
                 run_cli_unprivileged(shared.path(), {"runs", "list", "--store", store_path});
             QCOMPARE(list.exit_code, 0);
             QVERIFY2(list.out.contains(QStringLiteral("kept")), qPrintable(list.err));
         }
+        const testing::CliResult older_show =
+            run_cli_unprivileged(shared.path(), {"runs", "show", "1", "--store", older_store});
+        QCOMPARE(older_show.exit_code, 0);
+        QVERIFY2(older_show.out.contains(QStringLiteral("kept")), qPrintable(older_show.err));
+        QCOMPARE(file_bytes(older_store), older_bytes);
         const testing::CliResult file_delete = run_cli_unprivileged(
             shared.path(), {"runs", "delete", "1", "--yes", "--store", file_store});
         QCOMPARE(file_delete.exit_code, 2);

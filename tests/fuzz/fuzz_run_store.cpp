@@ -1,6 +1,7 @@
 // Fuzzes the run store's reader on a damaged file: `runs list`, `show` and `export` open a store
 // as it is (StoreAccess::Read), whatever another program, a cut copy or a failing disk left.
-// Input: the store file; corpus/run_store holds small stores as scalelab-cli records them.
+// Input: the store file; corpus/run_store holds small stores as scalelab-cli records them: two of
+// schema 3 (upgraded as they open) and a group of two runs of schema 4.
 // Besides crashes, it checks the reader's promises: a store refused or found damaged is never
 // changed, a damaged store names each run as readable or not, and a run named readable loads and
 // exports.
