@@ -27,4 +27,12 @@ QString tags_problem(const QStringList& tags) {
     return {};
 }
 
+QString experiment_name(const RunSpec& spec) {
+    return QStringLiteral("%1, %2 dev × %3, lr %4")
+        .arg(QString::fromStdString(spec.model))
+        .arg(spec.devices)
+        .arg(spec.batch)
+        .arg(spec.lr);
+}
+
 }  // namespace scalelab

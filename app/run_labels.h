@@ -3,6 +3,8 @@
 #include <QString>
 #include <QStringList>
 
+#include "train/run_spec.h"
+
 namespace scalelab {
 
 // A run's name and tags, however they come (--name and --tag, the run table's editors, an
@@ -18,5 +20,9 @@ QString run_name_problem(const QString& name);
 
 // Why `tags` cannot tag a run (too many, one too long or empty); empty when they can.
 QString tags_problem(const QStringList& tags);
+
+// The name of a run the user did not name, from what tells runs of one experiment apart on a
+// chart legend: "mlp, 2 dev × 128, lr 0.05".
+QString experiment_name(const RunSpec& spec);
 
 }  // namespace scalelab

@@ -39,6 +39,7 @@
 #include "run_collection.h"
 #include "run_exchange.h"
 #include "run_filter_bar.h"
+#include "run_labels.h"
 #include "run_store.h"
 #include "run_table_model.h"
 #include "run_table_view.h"
@@ -54,15 +55,6 @@ namespace {
 
 // Presenter mode: fonts this much larger, for a projector at the back of a classroom.
 constexpr double presenter_font_scale = 1.5;
-
-// What tells runs of one experiment apart on a chart legend; RunCollection makes repeats unique.
-QString run_name(const RunSpec& spec) {
-    return QStringLiteral("%1, %2 dev × %3, lr %4")
-        .arg(QString::fromStdString(spec.model))
-        .arg(spec.devices)
-        .arg(spec.batch)
-        .arg(spec.lr);
-}
 
 QString documents_folder() {
     return QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation);
@@ -593,7 +585,8 @@ void MainWindow::startRun() {
         return;
     }
     const RunSpec spec = form_->spec();
-    const std::vector<int> ids = runs_.enqueueRepeats({spec}, {run_name(spec)}, form_->repeats());
+    const std::vector<int> ids =
+        runs_.enqueueRepeats({spec}, {experiment_name(spec)}, form_->repeats());
     if (ids.size() == 1)
         statusBar()->showMessage(tr("Started %1").arg(runs_.find(ids.front())->name), 4000);
     else if (!ids.empty())  // otherwise storeError has said why
@@ -609,7 +602,7 @@ void MainWindow::queueSweep() {
     const std::vector<RunSpec> specs = form_->sweepSpecs();
     std::vector<QString> names;
     for (const RunSpec& spec : specs)
-        names.push_back(run_name(spec));
+        names.push_back(experiment_name(spec));
     const std::vector<int> ids = runs_.enqueueRepeats(specs, names, form_->repeats());
     statusBar()->showMessage(tr("Queued a sweep of %n run(s)", nullptr, int(ids.size())), 4000);
 }

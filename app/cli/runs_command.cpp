@@ -60,7 +60,7 @@ int global_batch(const RunSpec& spec) {
 }
 
 // Names longer than this are cut in the table (`runs show` gives the whole name).
-constexpr qsizetype name_width = 32;
+constexpr qsizetype name_width = 40;
 
 QString cut(const QString& text, qsizetype width) {
     return text.size() <= width ? text : text.left(width - 1) + QChar(0x2026);  // …

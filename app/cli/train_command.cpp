@@ -31,6 +31,7 @@
 #include "error.h"
 #include "initial_state.h"
 #include "repeats.h"
+#include "run_labels.h"
 #include "run_recorder.h"
 #include "run_spec_json.h"
 #include "run_store.h"
@@ -99,12 +100,15 @@ QStringList tag_list(const std::vector<std::string>& tags) {
     return list;
 }
 
-// A member of a group named by --name is "NAME (seed S)"; unnamed, the store's "run <id>".
+// A member of a group is "NAME (seed S)", NAME from --name or else the experiment ("mlp, 1 dev
+// × 64, lr 0.1"), which names the group; a single run without --name is the store's "run <id>".
 QString member_name(const TrainOptions& options, const RunSpec& spec) {
     const QString name = QString::fromStdString(options.name);
-    if (options.repeats == 1 || name.isEmpty())
+    if (options.repeats == 1)
         return name;
-    return QStringLiteral("%1 (seed %2)").arg(name).arg(spec.seed);
+    return QStringLiteral("%1 (seed %2)")
+        .arg(name.isEmpty() ? experiment_name(spec) : name)
+        .arg(spec.seed);
 }
 
 // The group's line once its runs (store rows `ids`) have ended: "group mlp · seeds 0–2 (runs
