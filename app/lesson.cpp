@@ -26,6 +26,7 @@
 #include "run_group.h"
 #include "run_spec_json.h"
 #include "train/dataset_request.h"
+#include "train/metrics.h"
 
 namespace scalelab {
 
@@ -225,10 +226,26 @@ QString describe_setting(const RunSpec& spec, bool gpus) {
                       .arg(unit, spec.devices == 1 ? QString() : QStringLiteral("s"));
 }
 
-void shrink_for_tests(RunSpec& spec) {
+// The training images each run of a lesson gets at LessonSize::Test: enough for every run to
+// train past the warm-up steps its steady images/s leaves out, over the epochs it keeps (without
+// that figure a lesson compares no throughput); the same for all, so that they still differ
+// only where the lesson says.
+int test_train_images_for(const std::vector<LessonRun>& runs) {
+    std::int64_t images = test_train_images;
+    for (const LessonRun& run : runs) {
+        const int epochs = std::min(run.spec.epochs, test_max_epochs);
+        const std::int64_t steps_per_epoch = (steady_warmup_steps + epochs) / epochs;
+        const std::int64_t global_batch =
+            std::int64_t(run.spec.devices) * run.spec.batch * run.spec.accumulation;
+        images = std::max(images, global_batch * steps_per_epoch);
+    }
+    return int(images);
+}
+
+void shrink_for_tests(RunSpec& spec, int train_images) {
     spec.dataset = "synthetic";
     spec.data_dir.clear();
-    spec.synthetic_train = test_train_images;
+    spec.synthetic_train = train_images;
     spec.synthetic_test = test_test_images;
     spec.synthetic_channels = 1;
     spec.synthetic_size = 28;
@@ -879,12 +896,14 @@ std::vector<LessonRun> LessonReader::chosen_runs(const std::vector<RunEntry>& ru
                 repeats_problem(QStringLiteral("\"repeats\""), run.repeats.count, spec.seed);
             !wrong.isEmpty())
             problem(run.repeats.path, wrong);
-        int repeats = run.repeats.count;
-        if (size == LessonSize::Test) {
-            shrink_for_tests(spec);
-            repeats = std::min(repeats, test_max_repeats);
+        lesson_runs.push_back({run.name, std::move(spec), run.repeats.count});
+    }
+    if (size == LessonSize::Test) {
+        const int train_images = test_train_images_for(lesson_runs);
+        for (LessonRun& run : lesson_runs) {
+            shrink_for_tests(run.spec, train_images);
+            run.repeats = std::min(run.repeats, test_max_repeats);
         }
-        lesson_runs.push_back({run.name, std::move(spec), repeats});
     }
     return lesson_runs;
 }

@@ -87,11 +87,17 @@ bool RunRecord::disturbed() const {
     return share && *share >= disturbed_share;
 }
 
+std::optional<double> steady_images_per_s(const EpochMetrics& epoch) {
+    if (epoch.steady_images_per_s > 0)
+        return epoch.steady_images_per_s;
+    return std::nullopt;
+}
+
 std::optional<double> RunRecord::mean_images_per_s() const {
     if (!curves_loaded)
         return stored_mean_images_per_s;
     if (!epochs.empty())
-        return epochs.back().steady_images_per_s;
+        return steady_images_per_s(epochs.back());
     if (step == 0 || train_seconds <= 0)
         return std::nullopt;
     return double(step) * double(info.global_batch) / train_seconds;

@@ -84,6 +84,10 @@ struct StepTiming {
 // scheduler's noise on an idle machine stays well below it.
 inline constexpr double disturbed_share = 0.10;
 
+// The steady images/s the engine reported for `epoch`; nothing while the run is within its
+// warm-up steps, where EpochMetrics::steady_images_per_s is 0.
+std::optional<double> steady_images_per_s(const EpochMetrics& epoch);
+
 // Everything known about one run: its spec, how far it got, and its whole curves (never
 // decimated: charts decimate what they draw, exports write everything).
 struct RunRecord {
@@ -136,8 +140,9 @@ struct RunRecord {
     std::optional<double> eta_seconds() const;
     // The best validation accuracy so far; nothing before the first evaluation.
     std::optional<double> best_val_accuracy() const;
-    // Mean images/s leaving out the first steps (the last epoch's steady figure); before the
-    // first epoch ends, the mean of the steps so far; nothing before the first step.
+    // Mean images/s leaving out the first steps (the last epoch's steady figure; nothing where
+    // the run ended within them); before the first epoch ends, the mean of the steps so far;
+    // nothing before the first step.
     std::optional<double> mean_images_per_s() const;
     // The share of the cores other programs used while the run trained (the last epoch's
     // EpochMetrics::other_programs_share); nothing before the first epoch or where unmeasured.

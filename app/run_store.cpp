@@ -986,7 +986,8 @@ MetricRow read_metric_row(const QSqlQuery& query, Metric metric) {
 // The per-epoch figures, as far as the stored curves and summary tell them: validation loss and
 // accuracy exactly, training loss and accuracy as the mean of the epoch's batches, time and
 // images/s from the step rows; the steady images/s the engine reported for the last epoch (the
-// summary's), for earlier ones the mean since the start.
+// summary's; 0, no figure, where the run ended within its warm-up steps), for earlier ones the
+// mean since the start.
 std::vector<EpochMetrics> rebuild_epochs(const RunRecord& record,
                                          std::optional<double> last_steady_images_per_s) {
     std::map<int, EpochMetrics> by_epoch;
@@ -1035,8 +1036,8 @@ std::vector<EpochMetrics> rebuild_epochs(const RunRecord& record,
         previous_seconds = seconds_so_far;
         epochs.push_back(std::move(epoch));
     }
-    if (!epochs.empty() && last_steady_images_per_s)
-        epochs.back().steady_images_per_s = *last_steady_images_per_s;
+    if (!epochs.empty())
+        epochs.back().steady_images_per_s = last_steady_images_per_s.value_or(0);
     return epochs;
 }
 
@@ -1189,7 +1190,7 @@ void RunStore::append_metrics(std::int64_t id, const std::vector<MetricRow>& row
             targets.insert(targets.end(), epoch.reached.begin(), epoch.reached.end());
         }
         c.run(Statement::UpdateEpochSummary,
-              {last_epoch, optional_value(best), epochs.back().steady_images_per_s,
+              {last_epoch, optional_value(best), optional_value(steady_images_per_s(epochs.back())),
                compact_json(targets_to_json(targets)),
                metric_value(epochs.back().other_programs_share), qint64(id)});
     });

@@ -72,6 +72,10 @@ struct StepMetrics {
     double noise_scale = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The first steps of a run create kernels, fault memory in and settle caches and allocators:
+// the steady images/s leaves them out.
+inline constexpr std::int64_t steady_warmup_steps = 5;
+
 struct EpochMetrics {
     int epoch = 0;
     std::int64_t step = 0;  // the last step of the epoch
@@ -81,8 +85,8 @@ struct EpochMetrics {
     double val_accuracy = 0;
     double epoch_seconds = 0;  // training time of the epoch, evaluation excluded
     double images_per_s = 0;   // training images over epoch_seconds
-    // Mean images/s over the run so far, leaving out its first steps (warm-up: kernels being
-    // created, caches and allocators settling).
+    // Mean images/s over the run so far, leaving out its first steady_warmup_steps steps;
+    // 0 until the run has trained past them.
     double steady_images_per_s = 0;
     // The share of the cores' capacity other programs used since the run started, in [0, 1]
     // (cpu_contention.h); NaN where it cannot be measured. A throughput measured while others

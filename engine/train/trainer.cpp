@@ -40,9 +40,6 @@ double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// The first steps of a run create kernels and fault memory in; rates leave them out.
-constexpr std::int64_t kWarmupSteps = 5;
-
 std::vector<std::uint32_t> evaluation_shard(std::size_t count, int ranks, int rank) {
     // Every validation sample exactly once: rank r takes r, r + N, r + 2N, ...
     std::vector<std::uint32_t> shard;
@@ -176,7 +173,7 @@ class DeviceRun {
     // Counts the step into the epoch and the run, and (rank 0) reports it.
     void record_step(const TrainedStep& trained) {
         epoch_seconds_ += trained.seconds;
-        if (trained.step > kWarmupSteps) {
+        if (trained.step > steady_warmup_steps) {
             steady_seconds_ += trained.seconds;
             steady_images_ += trained.totals.count;
         }
@@ -234,7 +231,7 @@ class DeviceRun {
     }
 
     // Rank 0 reports the epoch: images/s = the epoch's images / its training time, and the
-    // steady rate over the run so far without its first kWarmupSteps steps.
+    // steady rate over the run so far without its first steady_warmup_steps steps.
     void record_epoch(const EvaluatedEpoch& evaluated) {
         if (rank_ != 0)
             return;
@@ -321,7 +318,7 @@ class DeviceRun {
     DeviceStepTimes carried_;  // the step-end gather's wait, counted in the next step
     GlobalTotals epoch_totals_;
     double epoch_seconds_ = 0;
-    double steady_seconds_ = 0, steady_images_ = 0;  // after the first kWarmupSteps steps
+    double steady_seconds_ = 0, steady_images_ = 0;  // after the first steady_warmup_steps steps
     double trained_seconds_ = 0, images_seen_ = 0;   // over finished epochs
     int epochs_at_target_ = 0;
     std::vector<TargetReached> reached_;  // first crossings of spec.targets

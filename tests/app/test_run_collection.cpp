@@ -90,6 +90,23 @@ class TestRunCollection : public QObject {
         QCOMPARE(runs.activeCount(), 0);
     }
 
+    // A run that ended within its warm-up steps has no steady throughput: no figure, not 0.
+    void aRunShorterThanItsWarmUpHasNoImagesPerSecond() {
+        RunRecord run;
+        run.curves_loaded = true;
+        run.step = 4;
+        run.train_seconds = 0.5;
+        run.info.global_batch = 64;
+        scalelab::EpochMetrics epoch;
+        epoch.epoch = 1;
+        epoch.step = 4;
+        epoch.steady_images_per_s = 0;
+        run.epochs.push_back(epoch);
+        QVERIFY(!run.mean_images_per_s());
+        run.epochs.back().steady_images_per_s = 900;
+        QCOMPARE(run.mean_images_per_s(), std::optional(900.0));
+    }
+
     void aSweepRunsInOrderUnderItsNames() {
         RunController controller;
         RunCollection runs(controller);
