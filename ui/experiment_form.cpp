@@ -865,6 +865,10 @@ int ExperimentForm::repeats() const {
     return repeats_->value();
 }
 
+void ExperimentForm::setRepeats(int repeats) {
+    repeats_->setValue(repeats);
+}
+
 bool ExperimentForm::sweepValid() const {
     return isValid() && readSweep().problems.empty();
 }
@@ -1138,7 +1142,7 @@ bool ExperimentForm::loadConfig(const QString& path, QString* error) {
         report(error, tr("%1: %2").arg(path, QString::fromStdString(e.what())));
         return false;
     }
-    repeats_->setValue(loaded.repeats);
+    setRepeats(loaded.repeats);
     setSpec(loaded.spec);
     return true;
 }

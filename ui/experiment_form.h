@@ -68,6 +68,8 @@ class ExperimentForm : public QWidget {
     // (the Repeats field, "repeats"); a sweep repeats each of its runs as many times, each its
     // own group. Meaningful while isValid().
     int repeats() const;
+    // Shows `repeats` in the Repeats field; a count out of range is shown and marked, as typed.
+    void setRepeats(int repeats);
 
     // The sweep's runs: device counts x batch sizes x learning rates, devices outermost, each a
     // copy of spec() with those three values; an empty list stands for the form's value.

@@ -43,8 +43,8 @@ void save_window_settings(MainWindow& window, QSettings& settings) {
     settings.setValue(what_differs_key, window.filterBar().differencesBox().isChecked());
     settings.setValue(theme_key, window.theme() == Theme::Dark ? QStringLiteral("dark")
                                                                : QStringLiteral("light"));
-    settings.setValue(experiment_key,
-                      QJsonDocument(run_spec_to_json(window.form().spec())).toJson());
+    const Experiment experiment{.spec = window.form().spec(), .repeats = window.form().repeats()};
+    settings.setValue(experiment_key, QJsonDocument(experiment_to_json(experiment)).toJson());
     settings.sync();
 }
 
@@ -64,7 +64,9 @@ void restore_window_settings(MainWindow& window, QSettings& settings, bool keep_
     if (experiment.isEmpty())
         return;
     try {
-        window.form().setSpec(run_spec_from_json(experiment));
+        const Experiment saved = experiment_from_json(experiment);
+        window.form().setRepeats(saved.repeats);
+        window.form().setSpec(saved.spec);
     } catch (const Error&) {
         // Written by another version, or edited: the form keeps its default experiment.
     }

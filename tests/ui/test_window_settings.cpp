@@ -38,6 +38,7 @@ class TestWindowSettings : public QObject {
             spec.lr = 0.123;
             spec.devices = 1;
             first.window.form().setSpec(spec);
+            first.window.form().setRepeats(3);
             auto* splitter = qobject_cast<QSplitter*>(first.window.centralWidget());
             QVERIFY(splitter);
             splitter->setSizes({100, 1000});
@@ -64,6 +65,7 @@ class TestWindowSettings : public QObject {
         QCOMPARE(second.window.theme(), Theme::Dark);
         QCOMPARE(second.window.form().spec().lr, 0.123);
         QCOMPARE(second.window.form().spec().devices, 1);
+        QCOMPARE(second.window.form().repeats(), 3);
         QCOMPARE(second.window.size(), QSize(1100, 1000));
         const QList<int> sizes = qobject_cast<QSplitter*>(second.window.centralWidget())->sizes();
         QCOMPARE(sizes, saved);
