@@ -195,7 +195,7 @@ std::vector<SpecField> make_fields() {
          "Nesterov momentum; needs a momentum above 0", "", {}, "with sgd or LARS",
          has_momentum, nullptr, {}},
         {"weight_decay", &RunSpec::weight_decay, G::Optimizer, "weight-decay", "Weight decay",
-         "L2 penalty (decoupled for AdamW and NovoGrad); 0: none", "", at_least(0), "", nullptr,
+         "L2 penalty: SGD and LARS add it to the gradient, AdamW and LAMB to the update, NovoGrad to the normalised gradient; 0: none", "", at_least(0), "", nullptr,
          nullptr, {}},
         {"decay_norm_and_bias", &RunSpec::decay_norm_and_bias, G::Advanced,
          "no-decay-norm-bias", "Weight decay on norm and bias",
