@@ -195,6 +195,33 @@ class TestLesson : public QObject {
             QCOMPARE(run.spec.model, std::string("mlp"));
         }
         QCOMPARE(lesson.runs[1].spec.batch, 256);
+        // Every run the same images, enough for the largest batch to train past the steady
+        // images/s's warm-up steps: 3 steps of 256 in each of the 2 epochs.
+        QCOMPARE(lesson.runs[0].spec.synthetic_train, 768);
+        QCOMPARE(lesson.runs[1].spec.synthetic_train, 768);
+    }
+
+    // Values out of range meet the test size's arithmetic before validation names them: still
+    // the problem, never a division by 0 or an overflow.
+    void testSizeLeavesBadValuesToTheirProblems_data() {
+        QTest::addColumn<QString>("run_extra");
+        QTest::addColumn<QString>("problem");
+        QTest::newRow("no epochs") << "\"epochs\": 0,"
+                                   << "runs[1].epochs";
+        QTest::newRow("huge accumulation") << "\"accumulation\": 2147483647,"
+                                           << "runs[1].accumulation";
+    }
+
+    void testSizeLeavesBadValuesToTheirProblems() {
+        QFETCH(QString, run_extra);
+        QFETCH(QString, problem);
+        try {
+            parse_lesson(valid_lesson("", run_extra.toUtf8().constData()),
+                         QStringLiteral("bad.json"), no_gpus(), LessonSize::Test);
+            QFAIL("a lesson with a value out of range was read");
+        } catch (const LessonError& error) {
+            QVERIFY2(QString::fromUtf8(error.what()).contains(problem), error.what());
+        }
     }
 
     void theGpuSettingNeedsGpusAndItsData() {
