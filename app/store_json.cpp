@@ -17,6 +17,18 @@ QJsonObject run_info_to_json(const RunInfo& info) {
             {"warnings", warnings}};
 }
 
+namespace {
+
+// A count JSON holds as a double; 0 where the value is none (negative, beyond 2^53, where whole
+// numbers stop being exact, or not a number): a store or a file may say anything.
+std::size_t count_from_json(const QJsonValue& value) {
+    constexpr double largest_exact = 9007199254740992.0;  // 2^53
+    const double number = value.toDouble(0);
+    return number >= 0 && number <= largest_exact ? std::size_t(number) : 0;
+}
+
+}  // namespace
+
 RunInfo run_info_from_json(const QJsonObject& object) {
     RunInfo info;
     info.devices = object.value("devices").toInt(info.devices);
@@ -24,7 +36,7 @@ RunInfo run_info_from_json(const QJsonObject& object) {
     info.cores = object.value("cores").toInt(info.cores);
     info.global_batch = object.value("global_batch").toInt(info.global_batch);
     info.steps_per_epoch = object.value("steps_per_epoch").toInt(info.steps_per_epoch);
-    info.parameters = std::size_t(object.value("parameters").toDouble(0));
+    info.parameters = count_from_json(object.value("parameters"));
     for (const QJsonValue& warning : object.value("warnings").toArray())
         info.warnings.push_back(warning.toString().toStdString());
     return info;

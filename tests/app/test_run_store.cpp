@@ -689,6 +689,21 @@ class TestRunStore : public QObject {
         QCOMPARE(file_bytes(path), bytes);
     }
 
+    // A parameter count no size_t holds (the fuzzer's find: 2.69e+24) or a negative one reads
+    // as 0, not as a cast out of range.
+    void aParameterCountOutOfRangeReadsAsNone() {
+        const QString path = dir_.filePath(QStringLiteral("parameters.sqlite"));
+        const std::int64_t id =
+            write_run(*RunStore::open(path), sample_run(QStringLiteral("counted"), 1));
+        for (const char* count : {"2.69e24", "-3"}) {
+            SqliteFile(path).exec(
+                QStringLiteral("UPDATE runs SET info_json = json_set(info_json, '$.parameters', "
+                               "%1)")
+                    .arg(QLatin1String(count)));
+            QCOMPARE(RunStore::open(path)->run(id).info.parameters, std::size_t{0});
+        }
+    }
+
     void aRunKeepsItsGroup() {
         auto store = RunStore::open(dir_.filePath(QStringLiteral("groups.sqlite")));
         const std::int64_t member =
