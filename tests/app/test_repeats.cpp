@@ -214,9 +214,10 @@ class TestRepeats : public QObject {
             QVERIFY(!runs[i].group.isEmpty());
             QCOMPARE(runs[i].group, runs.front().group);
         }
-        QVERIFY2(r.out.contains("group mlp, 1 dev × 64, lr 0.05 · seeds 10–12 (runs 1-3): 3 runs: 3 "
-                                "finished"),
-                 qPrintable(r.out));
+        QVERIFY2(
+            r.out.contains("group mlp, 1 dev × 64, lr 0.05 · seeds 10–12 (runs 1-3): 3 runs: 3 "
+                           "finished"),
+            qPrintable(r.out));
     }
 
     void runsListShowsAGroupAsOneLineWithItsSpread() {
