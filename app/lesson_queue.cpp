@@ -33,7 +33,7 @@ LessonRunIds queue_lesson(RunCollection& runs, const Lesson& lesson, const QStri
 }
 
 QString lesson_member_name(const LessonRun& run, std::uint64_t seed) {
-    return run.repeats > 1 ? QStringLiteral("%1 (seed %2)").arg(run.name).arg(seed) : run.name;
+    return repeat_name(run.name, seed, run.repeats);
 }
 
 std::vector<int> all_runs(const LessonRunIds& ids) {

@@ -38,4 +38,8 @@ QString new_group_id() {
     return QUuid::createUuid().toString(QUuid::WithoutBraces);
 }
 
+QString repeat_name(const QString& name, std::uint64_t seed, int repeats) {
+    return repeats > 1 ? QStringLiteral("%1 (seed %2)").arg(name).arg(seed) : name;
+}
+
 }  // namespace scalelab

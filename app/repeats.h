@@ -26,4 +26,8 @@ std::vector<RunSpec> repeat_specs(const RunSpec& spec, int repeats);
 // stores never meet on import.
 QString new_group_id();
 
+// The name of one of `repeats` runs of `name`: "NAME (seed S)", or `name` itself for a single
+// run; shared_name (run_group.h) takes the seed back off to name the group.
+QString repeat_name(const QString& name, std::uint64_t seed, int repeats);
+
 }  // namespace scalelab

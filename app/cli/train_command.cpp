@@ -106,9 +106,7 @@ QString member_name(const TrainOptions& options, const RunSpec& spec) {
     const QString name = QString::fromStdString(options.name);
     if (options.repeats == 1)
         return name;
-    return QStringLiteral("%1 (seed %2)")
-        .arg(name.isEmpty() ? experiment_name(spec) : name)
-        .arg(spec.seed);
+    return repeat_name(name.isEmpty() ? experiment_name(spec) : name, spec.seed, options.repeats);
 }
 
 // The group's line once its runs (store rows `ids`) have ended: "group mlp · seeds 0–2 (runs
