@@ -825,7 +825,9 @@ struct RunStore::Connection {
             upgrade_problem = QStringLiteral("upgrading it to schema %1 finds: %2")
                                   .arg(schema_version)
                                   .arg(revealed);
-            check_integrity();
+            // The check inside the upgrade read every page: no second one for the file as it was.
+            damage = damage_of(*upgrade_problem);
+            checked = true;
             return;
         }
         set_version(schema_version);
