@@ -59,9 +59,13 @@ int run_export_command(const std::vector<std::string>& args) {
         else
             out = args[++i];
     }
+    ParsedTrainOptions parsed = parse_train_options(train_args);
+    if (parsed.options.help) {
+        std::fputs(export_usage, stdout);
+        return exit_ok;
+    }
     if (out.empty() && problems.empty())
         problems.push_back("give the folder to write to: --out DIR");
-    ParsedTrainOptions parsed = parse_train_options(train_args);
     for (std::string& problem : parsed.problems)
         problems.push_back(std::move(problem));
     for (const std::string& problem : parsed.options.spec.validate())

@@ -146,6 +146,48 @@ class TestCli : public QObject {
         QVERIFY(r.out.startsWith("scalelab-cli "));
     }
 
+    // Every command and subcommand the top-level usage names (its "scalelab-cli WORD SUB|SUB"
+    // lines, so that a command added there is walked too), and each command word alone,
+    // answers --help and -h with its own usage on stdout, nothing on stderr, and exit 0.
+    void help_answers_after_every_command() {
+        const CliResult top = run_cli({"--help"});
+        QVERIFY_EXIT(top, 0);
+        QSet<QStringList> paths;
+        for (const QString& line : top.out.split('\n')) {
+            // The command column: what comes before the description's run of spaces.
+            QStringList words =
+                line.trimmed().split(QRegularExpression("\\s{2,}")).first().split(' ');
+            if (words.size() < 2 || words.takeFirst() != "scalelab-cli")
+                continue;
+            QList<QStringList> expanded{{}};
+            for (const QString& word : words) {
+                if (word.startsWith('-') || word.startsWith('[') || word.toUpper() == word)
+                    break;
+                QList<QStringList> longer;
+                for (const QStringList& prefix : expanded)
+                    for (const QString& alternative : word.split('|'))
+                        longer.append(prefix + QStringList{alternative});
+                expanded = longer;
+            }
+            for (const QStringList& path : expanded)
+                for (qsizetype length = 1; length <= path.size(); ++length)
+                    paths.insert(path.first(length));
+        }
+        // train, runs (and its 5), bench (and its 3), lesson (and its 2), devices, fields,
+        // export (and pytorch).
+        QCOMPARE(paths.size(), 18);
+        for (const QStringList& path : paths) {
+            for (const char* help : {"--help", "-h"}) {
+                const CliResult r = run_cli(path + QStringList{help});
+                const QString said = path.join(' ') + ' ' + help;
+                QVERIFY2(r.exit_code == 0 && !r.crashed, qPrintable(said + ": " + r.err));
+                QVERIFY2(r.err.isEmpty(), qPrintable(said + " wrote to stderr: " + r.err));
+                QVERIFY2(r.out.contains("scalelab-cli " + path.first()),
+                         qPrintable(said + " printed no usage of it: " + r.out.left(200)));
+            }
+        }
+    }
+
     void bad_input_exits_2_with_a_message_data() {
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
