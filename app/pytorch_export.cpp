@@ -57,8 +57,9 @@ QString script(const RunSpec& spec) {
             "cluster); README.md.\n"
             "\"\"\"\n"
             "import argparse\nimport bisect\nimport contextlib\nimport datetime\nimport gzip\n"
-            "import json\nimport math\n"
-            "import os\nimport sys\nimport time\n\nimport numpy as np\nimport torch\n"
+            "import ipaddress\nimport json\nimport math\n"
+            "import os\nimport socket\nimport sys\nimport time\n\nimport numpy as np\n"
+            "import torch\n"
             "import torch.distributed as dist\nfrom torch import nn\n")
             .arg(QString::fromStdString(spec.model), QString::fromStdString(spec.dataset))
             .arg(spec.devices)

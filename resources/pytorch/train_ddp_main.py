@@ -75,6 +75,29 @@ def training_device(spec, local_rank):
     return torch.device("cuda", local_rank)
 
 
+def join_process_group(device, timeout_s):
+    """Joins the run's processes: NCCL between GPUs, gloo between CPU processes. Where the
+    rendezvous is on this machine (MASTER_ADDR a loopback address, as launch.sh sets it), every
+    process is, so gloo talks over the loopback interface too rather than the address this
+    machine's host name resolves to: many containers cannot resolve their own host name, and
+    gloo would warn and fall back. GLOO_SOCKET_IFNAME, where set, still picks the interface."""
+    if device.type == "cpu" and is_loopback(os.environ.get("MASTER_ADDR", "")) \
+            and "lo" in (name for _, name in socket.if_nameindex()):
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
+                            timeout=datetime.timedelta(seconds=timeout_s))
+
+
+def is_loopback(address):
+    """Whether `address` (an IP address or "localhost") names this machine's loopback."""
+    if address == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False
+
+
 class Metrics:
     """ScaleLab's metrics JSON lines (scalelab-cli train --metrics-out), written by rank 0."""
 
@@ -151,12 +174,8 @@ def main():
     folder = data_folder(spec, args.data)
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     device = training_device(spec, local_rank)
-    dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
-                            timeout=datetime.timedelta(
-                                seconds=args.timeout_s or spec["collective_timeout_s"]))
-    rank, world = dist.get_rank(), dist.get_world_size()
     # threads 0: the cores shared among this machine's processes, as ScaleLab shares them.
-    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", str(world)))
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get("WORLD_SIZE", "1"))
     torch.set_num_threads(spec["threads"] or max(1, len(os.sched_getaffinity(0)) // local_world))
 
     try:
@@ -188,10 +207,16 @@ def main():
         try:
             model.load_state_dict(load_initial_state(args.initial), strict=True)
         except (OSError, ValueError, RuntimeError) as problem:
-            # RuntimeError: load_state_dict's missing, unexpected or misshapen tensors.
+            # RuntimeError: load_state_dict's missing, unexpected or misshapen tensors, a line
+            # each: joined into the one line the error is said in.
+            said = "; ".join(line.strip() for line in str(problem).splitlines() if line.strip())
             sys.exit(f"error: --initial {args.initial} is not this experiment's initial state "
                      f"(scalelab-cli train --config experiment.json --save-initial FILE writes "
-                     f"it): {problem}")
+                     f"it): {said}")
+    # Every input is read and checked above, before the process joins the others: bad input
+    # is said in one line, before any network.
+    join_process_group(device, args.timeout_s or spec["collective_timeout_s"])
+    rank, world = dist.get_rank(), dist.get_world_size()
     if spec["sync_bn"]:
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     model.to(device)

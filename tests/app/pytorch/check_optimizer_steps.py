@@ -5,17 +5,19 @@ make_optimizer builds from the same spec and a LambdaLR of ScaleLab's learning r
 train_ddp.py runs them (checked against the rows' rates). Weight decay is on and spared the
 biases (decay_norm_and_bias false), and the biases are not adapted (the default), so every
 exclusion is exercised. The first step's loss checks the forward pass; the later ones the
-updates. Prints each case's largest relative difference of the step losses; with --sensitivity
-also PyTorch's against itself with every initial weight scaled by 1 + 1e-7 (what float32 noise
-alone does), and with decay on the biases or the biases adapted (what the check would see of
-an exclusion missed). Usage: check_optimizer_steps.py SCALELAB_CLI RESOURCES_PYTORCH_DIR
-DATA_FOLDER [--sensitivity]"""
+updates. Every step is held to the limit float32 rounding sets here (pytorch_checks.py): 1,000
+times what PyTorch does against itself rounded otherwise. Prints each
+case's largest relative difference of the step losses and PyTorch's against itself; with
+--sensitivity also PyTorch's with decay on the biases or the biases adapted (what the check
+would see of an exclusion missed). Usage: check_optimizer_steps.py SCALELAB_CLI
+RESOURCES_PYTORCH_DIR DATA_FOLDER [--sensitivity] [--reference-blas]"""
 import json
 import os
 import tempfile
 import time
 
-from pytorch_checks import arguments, fail, relative, scalelab_run, skip_without, step_rows
+from pytorch_checks import (Replay, arguments, blas_in_use, fail, hold_to_noise, noise_envelope,
+                            relative, scalelab_run, skip_without, step_rows)
 
 skip_without("numpy", "torch")
 import torch  # noqa: E402
@@ -29,10 +31,7 @@ from scalelab_order import epoch_indices  # noqa: E402
 
 SUBSET, SEED, DEVICES, BATCH = 2048, 3, 2, 32
 STEPS_PER_EPOCH = SUBSET // (DEVICES * BATCH)
-# Relative, per step, over the first 20 steps: float32 sums in oneDNN's order against
-# PyTorch's make the losses differ in their last bits from the first step on, and training
-# carries that forward (check_sgd_steps.py).
-STEPS, LIMIT = 20, 1e-4
+STEPS = 20
 # The experiment every case shares: a warm-up over the first 10 steps, so that the rate
 # changes under the optimisers (LARC divides by it).
 BASE = {"dataset": "fashion-mnist", "train_subset": SUBSET, "test_subset": 256,
@@ -86,18 +85,19 @@ def global_batch(step):
     return FIRST_EPOCH[step * size:(step + 1) * size]
 
 
-def pytorch_run(spec, initial, scale=1.0):
+def pytorch_run(spec, initial, replay_seed=0):
     """PyTorch's loss and learning rate at each of the first STEPS steps, from the initial
-    state scaled by `scale`, with the optimiser and schedule train_ddp.py makes."""
+    state, with the optimiser and schedule train_ddp.py makes; with a replay seed, rounded
+    otherwise (pytorch_checks.Replay)."""
+    replay = Replay(replay_seed)
     net = build(spec["model"], channels=1, size=28)
-    net.load_state_dict({name: values * scale
-                         for name, values in load_initial_state(initial).items()}, strict=True)
+    net.load_state_dict(replay.initial(load_initial_state(initial)), strict=True)
     optimizer = make_optimizer(spec, net)
     schedule = torch.optim.lr_scheduler.LambdaLR(optimizer,
                                                  LearningRate(spec, DEVICES, STEPS_PER_EPOCH))
     losses, rates = [], []
     for step in range(STEPS):
-        order = global_batch(step)
+        order = replay.order(global_batch(step))
         loss = torch.nn.functional.cross_entropy(net(inputs[order]), targets[order])
         optimizer.zero_grad()
         loss.backward()
@@ -121,24 +121,20 @@ with tempfile.TemporaryDirectory() as folder:
             if abs(row["lr"] - rate) > 1e-12 * abs(rate):
                 fail(f"{case}: step {step + 1} at lr {row['lr']!r} in ScaleLab, "
                      f"{rate!r} in PyTorch")
-        differences = relative(losses, [row["loss"] for row in rows])
-        for step, difference in enumerate(differences):
-            if difference > LIMIT:
-                fail(f"{case}: step {step + 1} loss {rows[step]['loss']:.7f} "
-                     f"in ScaleLab, {losses[step]:.7f} in PyTorch ({difference:.1e})")
-        worst = max(worst, max(differences))
+        envelope = noise_envelope(lambda seed: pytorch_run(spec, initial, seed)[0], losses)
+        largest, share = hold_to_noise(case, [row["loss"] for row in rows], losses, envelope)
+        worst = max(worst, share)
         line = (f"{case}, {DEVICES} devices x batch {BATCH}, lr {optimizer['lr']:g}: "
-                f"largest relative difference {max(differences):.1e} in {STEPS} steps (loss "
-                f"{losses[0]:.3f} to {losses[-1]:.3f})")
+                f"largest relative difference {largest:.1e} in {STEPS} steps, {share:.1%} of "
+                f"its limit (loss {losses[0]:.3f} to {losses[-1]:.3f}); PyTorch against itself "
+                f"{envelope[-1]:.1e}")
         if SENSITIVITY:
-            itself = relative(pytorch_run(spec, initial, 1 + 1e-7)[0], losses)
             decayed = relative(pytorch_run({**spec, "decay_norm_and_bias": True}, initial)[0],
                                losses)
             adapted = relative(pytorch_run({**spec, "adapt_norm_and_bias": True}, initial)[0],
                                losses)
-            line += (f"; PyTorch against itself from weights x (1 + 1e-7): {max(itself):.1e}, "
-                     f"with decay on the biases: {max(decayed):.1e}, biases adapted: "
-                     f"{max(adapted):.1e}")
+            line += f"; with decay on the biases: {max(decayed):.1e}, biases adapted: " \
+                    f"{max(adapted):.1e}"
         print(line)
-print(f"ok: largest relative difference {worst:.1e} (held to {LIMIT:g}) in "
-      f"{time.perf_counter() - started:.1f} s")
+print(f"ok: every step within its limit, the closest at {worst:.1%} of it; PyTorch multiplied "
+      f"with {blas_in_use()}; {time.perf_counter() - started:.1f} s")
