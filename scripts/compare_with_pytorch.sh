@@ -12,11 +12,24 @@
 #   scripts/compare_with_pytorch.sh export      # against the experiment exported as a DDP script
 #                                               # (scripts/compare_export_throughput.py; --help)
 #
-# Needs: apt-get install -y python3-torch libopenblas0-openmp (the anchor's set-up).
+# Needs what scripts/setup.sh installs (python3-torch, libopenblas0-openmp) and, for tput, ddp,
+# allreduce and accuracy, the anchor, which lives beside the repository: ANCHOR=PATH names another place.
+# PyTorch multiplies with OpenBLAS built for OpenMP, named here as the tests name it
+# (tests/CMakeLists.txt): it follows PyTorch's thread count, as the comparison needs, whatever
+# BLAS the machine's alternatives pick.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cli=${SCALELAB_CLI:-build/release/app/scalelab-cli}
 anchor=${ANCHOR:-../shared/anchors/torch_anchor.py}
+openblas=/usr/lib/$(gcc -print-multiarch)/openblas-openmp
+[ -d "$openblas" ] || { echo "compare_with_pytorch: no $openblas: run scripts/setup.sh" >&2; exit 2; }
+export LD_LIBRARY_PATH=$openblas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+case "${1:-tput}" in tput | ddp | allreduce | accuracy)
+    [ -f "$anchor" ] || {
+        echo "compare_with_pytorch: no PyTorch anchor at $anchor: set ANCHOR=PATH to torch_anchor.py" >&2
+        exit 2
+    } ;;
+esac
 field() { python3 -c "import json,sys; print(json.loads(sys.stdin.readlines()[-1])['$1'])"; }
 
 case "${1:-tput}" in

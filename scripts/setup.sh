@@ -8,11 +8,17 @@ packages=(
     qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite
     libdnnl-dev ocl-icd-opencl-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev libboost-dev
     openmpi-bin libopenmpi-dev
-    python3-numpy python3-torch python3-pyflakes
+    python3-numpy python3-torch python3-pyflakes libopenblas0-openmp libblas3
     dataset-fashion-mnist
-    xvfb
+    xvfb xauth
     clang libclang-rt-dev libomp-dev lld
 )
+
+# --list: the packages, one a line (tests/scripts/check_setup_packages.py reads them).
+if [ "${1:-}" = --list ]; then
+    printf '%s\n' "${packages[@]}"
+    exit 0
+fi
 
 missing=()
 for package in "${packages[@]}"; do
