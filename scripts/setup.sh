@@ -8,7 +8,7 @@ packages=(
     qt6-base-dev libqt6opengl6-dev qt6-charts-dev qt6-svg-dev libqt6sql6-sqlite
     libdnnl-dev ocl-icd-opencl-dev libspdlog-dev nlohmann-json3-dev zlib1g-dev libboost-dev
     openmpi-bin libopenmpi-dev
-    python3-numpy python3-torch python3-pyflakes libopenblas0-openmp libblas3
+    python3-numpy python3-torch python3-pyflakes libopenblas0-openmp libblas3 liblapack3
     dataset-fashion-mnist
     xvfb xauth
     clang libclang-rt-dev libomp-dev lld

@@ -5,9 +5,10 @@ hand on a developer's or CI's machine cannot hide a missing set-up step. Three k
 - the programs the scripts and tests run (PROGRAMS, each with who runs it);
 - the shared libraries the built programs load (ldd);
 - the shared libraries PyTorch loads for the checks against it (a product, a convolution and a
-  one-process gloo group, in the environment those checks run in: LD_LIBRARY_PATH).
+  one-process gloo group), in each environment those checks run in (LD_LIBRARY_PATH: OpenBLAS,
+  the reference BLAS).
 A file from no package is allowed under /usr/local/cuda only (the optional CUDA toolkit).
-Usage: check_setup_packages.py SETUP_SH PYTHON BINARY..."""
+Usage: check_setup_packages.py SETUP_SH PYTHON LIBRARY_PATH,LIBRARY_PATH... BINARY..."""
 import os
 import re
 import shutil
@@ -27,7 +28,9 @@ PROGRAMS = {
     "unshare": "pytorch_export_unresolved_host",
 }
 
-SETUP, PYTHON, BINARIES = sys.argv[1], sys.argv[2], sys.argv[3:]
+SETUP, PYTHON = sys.argv[1:3]
+PYTORCH_LIBRARY_PATHS = sys.argv[3].split(",")
+BINARIES = sys.argv[4:]
 
 
 def fail(message):
@@ -67,22 +70,26 @@ def installed_packages():
     return depends, providers, base
 
 
-def closure(roots, depends, providers):
-    """The packages an install of `roots` without recommended packages brings: for each
-    dependency group, the first alternative that an installed package satisfies."""
-    seen, todo = set(), list(roots)
+def closure(listed, base, depends, providers):
+    """The packages that installing `listed` (in one apt command, without recommended packages)
+    brings to a machine that has `base`: for each dependency group, a listed package that
+    satisfies it if there is one (apt takes what it installs anyway), else the first
+    alternative an installed package satisfies."""
+    def satisfying(alternative):
+        return [alternative] if alternative in depends else providers.get(alternative, [])
+
+    seen, todo = set(), list(listed) + sorted(base)
     while todo:
         package = todo.pop()
         if package in seen or package not in depends:
             continue
         seen.add(package)
         for group in depends[package]:
-            for alternative in group:
-                candidates = [alternative] if alternative in depends else \
-                    providers.get(alternative, [])
-                if candidates:
-                    todo.extend(candidates)
-                    break
+            chosen = [p for alternative in group for p in satisfying(alternative)
+                      if p in listed or p in base]
+            if not chosen:
+                chosen = next((found for found in map(satisfying, group) if found), [])
+            todo.extend(chosen[:1] if chosen else [])
     return seen
 
 
@@ -117,16 +124,19 @@ with open("/proc/self/maps") as maps:
 """
 
 
-def libraries_of_pytorch():
-    probe = subprocess.run([PYTHON, "-c", PYTORCH_PROBE], capture_output=True, text=True)
+def libraries_of_pytorch(library_path):
+    """What PyTorch loads with LD_LIBRARY_PATH=`library_path`."""
+    probe = subprocess.run([PYTHON, "-c", PYTORCH_PROBE], capture_output=True, text=True,
+                           env={**os.environ, "LD_LIBRARY_PATH": library_path})
     if probe.returncode != 0:
-        fail(f"PyTorch could not run a product, a convolution and a gloo group:\n{probe.stderr}")
+        fail(f"PyTorch could not run a product, a convolution and a gloo group with "
+             f"LD_LIBRARY_PATH={library_path}:\n{probe.stderr}")
     return probe.stdout.split()
 
 
 def main():
     depends, providers, base = installed_packages()
-    brought = closure(setup_packages() + sorted(base), depends, providers)
+    brought = closure(set(setup_packages()), base, depends, providers)
     uses = {}
     for program, who in PROGRAMS.items():
         found = shutil.which(program)
@@ -136,8 +146,10 @@ def main():
     for binary in BINARIES:
         for library in libraries_of_binary(binary):
             uses.setdefault(library, f"{library}, loaded by {os.path.basename(binary)}")
-    for library in libraries_of_pytorch():
-        uses.setdefault(library, f"{library}, loaded by PyTorch")
+    for library_path in PYTORCH_LIBRARY_PATHS:
+        for library in libraries_of_pytorch(library_path):
+            uses.setdefault(library, f"{library}, loaded by PyTorch with LD_LIBRARY_PATH="
+                                     f"{library_path}")
     problems = []
     for path, use in sorted(uses.items()):
         package = package_of(path)
