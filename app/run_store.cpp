@@ -1045,7 +1045,8 @@ std::vector<EpochMetrics> rebuild_epochs(const RunRecord& record,
 
 }  // namespace
 
-RunStore::RunStore(std::unique_ptr<Connection> connection) : connection_(std::move(connection)) {}
+RunStore::RunStore(std::unique_ptr<Connection> connection)
+    : connection_(std::move(connection)), open_files_(connection_->path) {}
 
 RunStore::~RunStore() = default;
 

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "guarded_files.h"
 #include "run_record.h"
 
 class QSqlDatabase;
@@ -207,6 +208,8 @@ class RunStore {
   private:
     explicit RunStore(std::unique_ptr<Connection> connection);
     std::unique_ptr<Connection> connection_;
+    // While open, no file writer of this process writes over the store's files.
+    OpenStoreFiles::Registration open_files_;
 };
 
 namespace fault_injection {

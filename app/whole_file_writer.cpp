@@ -8,6 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
+
+#include "guarded_files.h"
 
 namespace scalelab {
 
@@ -26,9 +29,12 @@ QString not_a_regular_file(const QFileInfo& info) {
 
 }  // namespace
 
-QString write_whole_file(const QString& path, const std::function<bool(QIODevice&)>& write) {
+QString unwritable_reason(const QString& path) {
     if (path.isEmpty())
         return QStringLiteral("no file name was given");
+    if (const std::optional<GuardedFile> store = OpenStoreFiles::at(path))
+        return QStringLiteral("it is %1 (%2), which would be replaced")
+            .arg(store->what, QDir::toNativeSeparators(store->path));
     const QFileInfo target(path);
     if (target.exists() || target.isSymLink())
         if (const QString why = not_a_regular_file(target); !why.isEmpty())
@@ -37,6 +43,12 @@ QString write_whole_file(const QString& path, const std::function<bool(QIODevice
     if (!folder.isDir())
         return QStringLiteral("the folder %1 does not exist")
             .arg(QDir::toNativeSeparators(folder.filePath()));
+    return {};
+}
+
+QString write_whole_file(const QString& path, const std::function<bool(QIODevice&)>& write) {
+    if (const QString why = unwritable_reason(path); !why.isEmpty())
+        return why;
 
     QSaveFile file(path);
     if (!file.open(QIODevice::WriteOnly))

@@ -10,6 +10,7 @@
 
 #include "cli/json_line.h"
 #include "time_breakdown.h"
+#include "whole_file_writer.h"
 
 namespace scalelab::cli {
 
@@ -32,7 +33,12 @@ std::vector<JsonLine> reached_objects(const std::vector<TargetReached>& reached)
 }  // namespace
 
 MetricsJsonlSink::MetricsJsonlSink(const std::string& path, std::string experiment)
-    : path_(path), experiment_(std::move(experiment)), file_(std::fopen(path.c_str(), "w")) {
+    : path_(path), experiment_(std::move(experiment)) {
+    // The checks every file writer makes (an open run store's files above all) before the file
+    // is created or truncated.
+    if (const QString why = unwritable_reason(QString::fromStdString(path)); !why.isEmpty())
+        throw std::runtime_error("cannot write metrics to " + path + ": " + why.toStdString());
+    file_.reset(std::fopen(path.c_str(), "w"));
     if (!file_)
         throw std::runtime_error("cannot write metrics to " + path + ": " + std::strerror(errno));
 }

@@ -29,7 +29,8 @@ namespace scalelab::cli {
 // is flushed at each epoch and at the end, so a reader following the file sees whole epochs.
 class MetricsJsonlSink : public MetricsSink {
   public:
-    // Creates or truncates `path`; throws std::runtime_error saying why when it cannot.
+    // Creates or truncates `path`; throws std::runtime_error saying why when it cannot or must
+    // not (unwritable_reason: a file of a run store this process has open, a folder, ...).
     // `experiment`: the run's JSON config (one line), for `runs import` to read the file back.
     MetricsJsonlSink(const std::string& path, std::string experiment);
 

@@ -26,6 +26,7 @@
 #include "cli/runs_command.h"
 #include "cli/sink_fanout.h"
 #include "cli/train_options.h"
+#include "cli/train_outputs.h"
 #include "cli/train_processes.h"
 #include "data/load.h"
 #include "error.h"
@@ -173,6 +174,8 @@ int run_train_command(const std::vector<std::string>& args) {
     if (parsed.problems.empty() && options.spec.device == DeviceKind::Gpu)
         for (std::string& problem : select_run_gpus(options.spec, discover_devices()).problems)
             parsed.problems.push_back(std::move(problem));
+    for (std::string& problem : train_output_problems(options))
+        parsed.problems.push_back(std::move(problem));
     if (!parsed.problems.empty())
         return report_problems(parsed.problems, train_help_command);
     const RunSpec& spec = options.spec;
@@ -190,20 +193,6 @@ int run_train_command(const std::vector<std::string>& args) {
             return *refused;
         if (!processes->leader())
             return train_as_follower(spec, *processes);
-    }
-
-    // Opened before the data loads, so that a wrong path is reported before minutes of work.
-    std::optional<MetricsJsonlSink> metrics_file;
-    if (!options.metrics_out.empty()) {
-        try {
-            const RunSpec whole = whole_run(spec, processes->group->count());
-            metrics_file.emplace(options.metrics_out, QJsonDocument(run_spec_to_json(whole))
-                                                          .toJson(QJsonDocument::Compact)
-                                                          .toStdString());
-        } catch (const std::runtime_error& error) {
-            return report_problems({std::string(error.what()) + " (check --metrics-out)"},
-                                   train_help_command);
-        }
     }
 
     std::unique_ptr<RunStore> store;
@@ -236,6 +225,24 @@ int run_train_command(const std::vector<std::string>& args) {
                 {cannot_write_message(path, reason).toStdString() + " (check --save-initial)"},
                 train_help_command);
         spdlog::info("wrote the initial parameters and buffers to {}", options.save_initial);
+    }
+
+    // Opened (and an older file of that name replaced) once nothing can refuse the run any
+    // more: the store, the data and the initial state are there. train_output_problems found a
+    // wrong path before anything was read. Rows are appended as the run goes, not written to a
+    // temporary file renamed at the end, so that a reader can follow the file (tail -f, the
+    // window's Follow) while the run trains.
+    std::optional<MetricsJsonlSink> metrics_file;
+    if (!options.metrics_out.empty()) {
+        try {
+            const RunSpec whole = whole_run(spec, processes->group->count());
+            metrics_file.emplace(options.metrics_out, QJsonDocument(run_spec_to_json(whole))
+                                                          .toJson(QJsonDocument::Compact)
+                                                          .toStdString());
+        } catch (const std::runtime_error& error) {
+            return report_problems({std::string(error.what()) + " (check --metrics-out)"},
+                                   train_help_command);
+        }
     }
 
     ProgressPrinter printer(stdout, spec, isatty(fileno(stdout)) == 1);

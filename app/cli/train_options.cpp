@@ -287,8 +287,10 @@ ParsedTrainOptions parse_train_options(const std::vector<std::string>& args) {
             "not both");
 
     for (const GivenFlag& given : flags.given)
-        if (given.name == "config")
+        if (given.name == "config") {
+            parsed.options.config = given.value;
             read_config(given.value, parsed);
+        }
     for (const GivenFlag& given : flags.given) {
         for (const TrainFlag& f : train_flags()) {
             if (f.flag.name != given.name || !f.apply)

@@ -10,6 +10,7 @@ namespace scalelab::cli {
 // What `scalelab-cli train` was asked to do.
 struct TrainOptions {
     RunSpec spec;             // the --config file (if any), then the flags on top of it
+    std::string config;       // --config FILE; empty: none
     std::string metrics_out;  // JSONL file for start, step, epoch and end rows; empty: none
     // .npz file for the initial parameters and buffers (write_initial_state); empty: none
     std::string save_initial;

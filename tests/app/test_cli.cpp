@@ -1,3 +1,4 @@
+#include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -10,6 +11,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <memory>
 
@@ -186,6 +188,106 @@ class TestCli : public QObject {
                          qPrintable(said + " printed no usage of it: " + r.out.left(200)));
             }
         }
+    }
+
+    // No output of a command is written over what it reads or records into: the store and its
+    // journals (whether they exist or not), the --config file, a dataset file, or its other
+    // output, however the path is spelt. Each is refused with exit 2 naming what the file is,
+    // and every file stays byte for byte.
+    void outputs_never_overwrite_an_input_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("said");
+        const QStringList export_run{"runs", "export", "1", "--store", "S.sqlite"};
+        const QStringList train = small_synthetic_run + QStringList{"--store", "S.sqlite"};
+        QTest::newRow("export onto the store")
+            << export_run + QStringList{"-o", "S.sqlite"} << "it is the run store";
+        QTest::newRow("CSV export onto the store, spelt ./")
+            << export_run + QStringList{"--csv", "-o", "./S.sqlite"} << "it is the run store";
+        QTest::newRow("export onto the write-ahead log")
+            << export_run + QStringList{"-o", "S.sqlite-wal"} << "write-ahead log";
+        QTest::newRow("export onto the shared-memory index")
+            << export_run + QStringList{"-o", "S.sqlite-shm"} << "shared-memory index";
+        QTest::newRow("export through a symbolic link")
+            << export_run + QStringList{"-o", "link-to-store"} << "it is the run store";
+        QTest::newRow("export through a hard link")
+            << export_run + QStringList{"-o", "hard-link-to-store"} << "it is the run store";
+        QTest::newRow("metrics onto the store, spelt through its folder")
+            << train + QStringList{"--metrics-out", "../outputs/S.sqlite"} << "is the run store";
+        QTest::newRow("metrics onto the write-ahead log")
+            << train + QStringList{"--metrics-out", "S.sqlite-wal"} << "write-ahead log";
+        QTest::newRow("initial state onto the store")
+            << train + QStringList{"--save-initial", "S.sqlite"} << "is the run store";
+        QTest::newRow("metrics onto the --config file")
+            << QStringList{"train",      "--config",      "experiment.json",
+                           "--no-store", "--metrics-out", "experiment.json"}
+            << "is the --config file";
+        QTest::newRow("metrics onto the initial state")
+            << small_synthetic_run + QStringList{"--no-store", "--metrics-out", "out.npz",
+                                                 "--save-initial", "./out.npz"}
+            << "is the --metrics-out file";
+        QTest::newRow("metrics onto a dataset file")
+            << QStringList{"train",      "--data",        "idx",
+                           "--no-store", "--metrics-out", "idx/train-images-idx3-ubyte"}
+            << "is a file of the dataset";
+    }
+    void outputs_never_overwrite_an_input() {
+        QFETCH(QStringList, args);
+        QFETCH(QString, said);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        QVERIFY(QDir(dir.path()).mkdir("outputs") && QDir(dir.path() + "/outputs").mkdir("idx"));
+        const QString at = dir.path() + "/outputs/";
+        QProcess seed;
+        seed.setWorkingDirectory(at);
+        seed.start(SCALELAB_CLI_PATH, small_synthetic_run + QStringList{"--store", "S.sqlite"});
+        QVERIFY(seed.waitForFinished(120'000) && seed.exitCode() == 0);
+        write_file(at + "experiment.json", R"({"model": "mlp", "dataset": "synthetic"})");
+        write_file(at + "idx/train-images-idx3-ubyte", "not read");
+        QVERIFY(QFile::link(at + "S.sqlite", at + "link-to-store"));
+        QVERIFY(::link(QFile::encodeName(at + "S.sqlite"),
+                       QFile::encodeName(at + "hard-link-to-store")) == 0);
+        const QStringList files = QDir(at).entryList(QDir::Files);
+        QHash<QString, QByteArray> before;
+        for (const QString& file : files)
+            before[file] = file_bytes(at + file);
+        before["idx/train-images-idx3-ubyte"] = file_bytes(at + "idx/train-images-idx3-ubyte");
+
+        QProcess cli;
+        cli.setWorkingDirectory(at);
+        cli.start(SCALELAB_CLI_PATH, args);
+        QVERIFY(cli.waitForFinished(120'000));
+        const QString err = QString::fromUtf8(cli.readAllStandardError());
+        QVERIFY2(cli.exitCode() == 2,
+                 qPrintable(QString("exit %1: %2").arg(cli.exitCode()).arg(err)));
+        QVERIFY2(err.contains(said), qPrintable(err));
+        for (auto it = before.cbegin(); it != before.cend(); ++it)
+            QVERIFY2(file_bytes(at + it.key()) == it.value(), qPrintable(it.key() + " changed"));
+        QCOMPARE(QDir(at).entryList(QDir::Files), files);
+    }
+
+    // A run refused before it starts (a dataset folder that is not there, a store that is not
+    // a store) leaves an older metrics file of the same name as it was: the file is opened only
+    // once nothing can refuse the run.
+    void a_refused_run_leaves_its_metrics_file_data() {
+        QTest::addColumn<QStringList>("args");
+        QTest::newRow("no dataset folder")
+            << QStringList{"train", "--data", "/nonexistent", "--no-store"};
+        QTest::newRow("a store that is not one")
+            << small_synthetic_run + QStringList{"--store", "junk.sqlite"};
+    }
+    void a_refused_run_leaves_its_metrics_file() {
+        QFETCH(QStringList, args);
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const QString old_rows = dir.filePath("old.jsonl");
+        write_file(old_rows, "{\"type\":\"start\"}\n");
+        write_file(dir.filePath("junk.sqlite"), QByteArray(4096, 'x'));
+        QProcess cli;
+        cli.setWorkingDirectory(dir.path());
+        cli.start(SCALELAB_CLI_PATH, args + QStringList{"--metrics-out", "old.jsonl"});
+        QVERIFY(cli.waitForFinished(120'000));
+        QVERIFY2(cli.exitCode() == 2, qPrintable(cli.readAllStandardError()));
+        QCOMPARE(file_bytes(old_rows), QByteArray("{\"type\":\"start\"}\n"));
     }
 
     void bad_input_exits_2_with_a_message_data() {
