@@ -318,7 +318,7 @@ class TestCli : public QObject {
         QTest::newRow("unwritable initial state")
             << QStringList{"train", "--dataset",  "synthetic",      "--model",
                            "mlp",   "--no-store", "--save-initial", "/etc/passwd/dir/init.npz"}
-            << "check --save-initial";
+            << "--save-initial: Cannot write /etc/passwd/dir/init.npz";
         QTest::newRow("global batch not divisible by devices")
             << QStringList{"train", "--global-batch", "100", "--devices", "3"}
             << "--global-batch 100 is not divisible by 3 devices: use --global-batch 99";

@@ -77,5 +77,5 @@ with tempfile.TemporaryDirectory() as folder:
          "--save-initial", os.path.join(folder, "no such folder", "init.npz")],
         capture_output=True, text=True)
     check(refused.returncode == 2, f"an unwritable path exited {refused.returncode}, not 2")
-    check("check --save-initial" in refused.stderr, "the message: " + refused.stderr)
+    check("--save-initial: Cannot write" in refused.stderr, "the message: " + refused.stderr)
 print("ok")
